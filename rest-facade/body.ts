@@ -1,0 +1,42 @@
+import type { Request } from 'express';
+import { RestError } from './errors.js';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * Reads a REST request body under §5's rules: JSON only (415), at most
+ * 1 MiB (413, refused before reading when Content-Length says so), valid
+ * JSON (400 invalid_json) and an object (400 bad_request). No body reads as {}.
+ */
+export async function readJsonObject(req: Request): Promise<Record<string, unknown>> {
+  const length = req.get('content-length');
+  const hasBody = (length !== undefined && length !== '0') || req.get('transfer-encoding') !== undefined;
+  if (!hasBody) return {};
+  const type = (req.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json' && !/^application\/[\w.+-]+\+json$/.test(type)) {
+    throw new RestError(415, 'unsupported_media_type', 'the request body must be application/json');
+  }
+  if (length !== undefined && Number(length) > MAX_BODY_BYTES) throw tooLarge();
+
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw tooLarge();
+    chunks.push(chunk);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    throw new RestError(400, 'invalid_json', 'the request body is not valid JSON');
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new RestError(400, 'bad_request', 'the request body must be a JSON object');
+  }
+  return parsed as Record<string, unknown>;
+}
+
+function tooLarge(): RestError {
+  return new RestError(413, 'payload_too_large', `the request body is larger than ${MAX_BODY_BYTES} bytes`);
+}

@@ -1,0 +1,128 @@
+import {
+  getNamedType,
+  getNullableType,
+  isEnumType,
+  isInputObjectType,
+  isListType,
+  Kind,
+  TypeInfo,
+  typeFromAST,
+  visit,
+  visitWithTypeInfo,
+  type DocumentNode,
+  type GraphQLInputType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from 'graphql';
+
+/**
+ * The REST dialect of a GraphQL value: snake_case keys and lowercase enum
+ * values (`default_branch`, `"open"`), where GraphQL says `defaultBranch`
+ * and `OPEN`. Both directions are derived from the schema, so a new field
+ * needs no mapping code.
+ */
+
+export const snakeCase = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+export const camelCase = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+
+/**
+ * REST JSON → GraphQL variable value of `type`: snake_case keys become
+ * camelCase, keys the input type does not have are dropped (§5: unknown
+ * fields are ignored), enum strings are upper-cased. Anything of the wrong
+ * type is left as it is for GraphQL's coercion to reject (→ 422).
+ */
+export function toGraphQLValue(value: unknown, type: GraphQLInputType): unknown {
+  const inner = getNullableType(type);
+  if (value === null || value === undefined) return value;
+  if (isEnumType(inner)) return typeof value === 'string' ? value.toUpperCase() : value;
+  if (isListType(inner)) return Array.isArray(value) ? value.map((item) => toGraphQLValue(item, inner.ofType)) : value;
+  if (isInputObjectType(inner)) {
+    if (typeof value !== 'object' || Array.isArray(value)) return value;
+    const fields = inner.getFields();
+    const result: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+      const field = fields[camelCase(key)];
+      if (field) result[field.name] = toGraphQLValue(item, field.type);
+    }
+    return result;
+  }
+  return value;
+}
+
+/** How to turn one selected field of a result into REST. */
+interface FieldShape {
+  key: string; // response key in the GraphQL result
+  restKey: string;
+  isEnum: boolean;
+  children?: FieldShape[];
+}
+
+/** Precomputed once per operation: the REST shape of its whole result. */
+export function resultShape(schema: GraphQLSchema, document: DocumentNode): FieldShape[] {
+  const fragments = new Map(document.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
+  const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  if (!operation) throw new Error('document has no operation');
+
+  // Inline fragment spreads so one TypeInfo walk sees every field with its type.
+  const inlined = visit(operation, {
+    FragmentSpread(node) {
+      const fragment = fragments.get(node.name.value);
+      if (!fragment) throw new Error(`unknown fragment ${node.name.value}`);
+      return { kind: Kind.INLINE_FRAGMENT, typeCondition: fragment.typeCondition, selectionSet: fragment.selectionSet };
+    },
+  });
+
+  const root: FieldShape[] = [];
+  const stack: FieldShape[][] = [root];
+  const typeInfo = new TypeInfo(schema);
+  visit(
+    inlined,
+    visitWithTypeInfo(typeInfo, {
+      Field: {
+        enter(node) {
+          const key = node.alias?.value ?? node.name.value;
+          const type = typeInfo.getType();
+          const shape: FieldShape = { key, restKey: snakeCase(key), isEnum: type ? isEnumType(getNamedType(type)) : false };
+          stack[stack.length - 1]!.push(shape);
+          if (node.selectionSet) {
+            shape.children = [];
+            stack.push(shape.children);
+          }
+        },
+        leave(node) {
+          if (node.selectionSet) stack.pop();
+        },
+      },
+    }),
+  );
+  return root;
+}
+
+/** Applies a shape to a result value (objects, lists of objects, leaves). */
+export function toRest(value: unknown, shape: FieldShape[]): unknown {
+  if (Array.isArray(value)) return value.map((item) => toRest(item, shape));
+  if (value === null || typeof value !== 'object') return value;
+  const source = value as Record<string, unknown>;
+  const result: Record<string, unknown> = {};
+  for (const field of shape) {
+    if (!(field.key in source)) continue;
+    const item = source[field.key];
+    if (field.children) result[field.restKey] = toRest(item, field.children);
+    else if (field.isEnum && typeof item === 'string') result[field.restKey] = item.toLowerCase();
+    else if (field.isEnum && Array.isArray(item)) result[field.restKey] = item.map((v) => (typeof v === 'string' ? v.toLowerCase() : v));
+    else result[field.restKey] = item;
+  }
+  return result;
+}
+
+/** The declared GraphQL type of each variable of an operation. */
+export function variableTypes(schema: GraphQLSchema, document: DocumentNode): Map<string, GraphQLInputType> {
+  const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  const types = new Map<string, GraphQLInputType>();
+  for (const definition of operation?.variableDefinitions ?? []) {
+    const type = typeFromAST(schema, definition.type as never) as GraphQLInputType | undefined;
+    if (!type) throw new Error(`unknown type of variable $${definition.variable.name.value}`);
+    types.set(definition.variable.name.value, type);
+  }
+  return types;
+}

@@ -1,0 +1,72 @@
+import express, { type Request, type Response, type Router } from 'express';
+import type { GraphQLSchema } from 'graphql';
+import type { Services } from '../src/context.js';
+import { requireToken } from '../src/http/authenticate.js';
+import { requestContext } from '../src/http/request-context.js';
+import { readJsonObject } from './body.js';
+import { RestError, sendError, sendInternalError } from './errors.js';
+import { RestOperation } from './operation.js';
+import { ROUTES, type Route } from './routes.js';
+
+/**
+ * The REST API of §5 as an Express router, mounted at `/` and `/api`.
+ * Each route runs its GraphQL operation in-process and maps the outcome;
+ * unknown paths are 404, known paths with another method 405.
+ */
+export function createRestRouter(services: Services, schema: GraphQLSchema, routes: Route[] = ROUTES): Router {
+  const router = express.Router();
+  router.use(requireToken(services, (_req, res, message) => sendError(res, new RestError(401, 'unauthorized', message))));
+
+  for (const route of routes) {
+    const operation = new RestOperation(schema, route.document);
+    router[route.method](route.path, (req, res) => handle(services, route, operation, req, res));
+  }
+
+  const methodsByPath = new Map<string, string[]>();
+  for (const route of routes) methodsByPath.set(route.path, [...(methodsByPath.get(route.path) ?? []), route.method.toUpperCase()]);
+  for (const [path, methods] of methodsByPath) {
+    router.all(path, (req, res) => {
+      res.setHeader('Allow', methods.join(', '));
+      sendError(res, new RestError(405, 'method_not_allowed', `${req.method} is not allowed here (allowed: ${methods.join(', ')})`));
+    });
+  }
+  router.use((_req, res) => sendError(res, new RestError(404, 'not_found', 'no such endpoint')));
+  return router;
+}
+
+async function handle(services: Services, route: Route, operation: RestOperation, req: Request, res: Response): Promise<void> {
+  try {
+    const body = route.body ? await readJsonObject(req) : {};
+    const variables = route.variables({ params: req.params as Record<string, string>, query: req.query as Record<string, unknown>, body });
+    const outcome = await operation.run(requestContext(services, res), variables);
+    if (!outcome.ok) {
+      if (outcome.error instanceof RestError) return sendError(res, outcome.error);
+      services.log.error({ err: outcome.error.originalError ?? outcome.error, route: route.path }, 'REST operation failed');
+      return sendInternalError(res);
+    }
+    const value = route.result(outcome.data);
+    if (value === null || value === undefined) return sendError(res, new RestError(404, 'not_found', 'not found'));
+    const status = route.status ?? 200;
+    switch (route.kind ?? 'record') {
+      case 'empty':
+        res.status(204).end();
+        return;
+      case 'envelope': {
+        const page = value as { nodes: unknown[]; total_count: number; limit: number; offset: number; has_more: boolean };
+        res
+          .status(status)
+          .json({ data: page.nodes, total: page.total_count, limit: page.limit, offset: page.offset, hasMore: page.has_more });
+        return;
+      }
+      default:
+        res.status(status).json(value);
+    }
+  } catch (error) {
+    if (error instanceof RestError) {
+      if (error.status === 413) res.setHeader('Connection', 'close'); // the rest of the body is not read
+      return sendError(res, error);
+    }
+    services.log.error({ err: error, route: route.path }, 'REST request failed');
+    sendInternalError(res);
+  }
+}

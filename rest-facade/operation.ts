@@ -1,0 +1,41 @@
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { execute, validate, type GraphQLError, type GraphQLInputType, type GraphQLSchema } from 'graphql';
+import type { RequestContext } from '../src/context.js';
+import { resultShape, toGraphQLValue, toRest, variableTypes } from './convert.js';
+import { fromGraphQLError, RestError } from './errors.js';
+
+/** REST-dialect variable values, keyed by the operation's variable names. */
+export type RestVariables = Record<string, unknown>;
+
+export type OperationOutcome = { ok: true; data: Record<string, unknown> } | { ok: false; error: RestError | GraphQLError };
+
+/**
+ * One GraphQL operation as the facade runs it: validated against the schema
+ * once at start-up, executed in-process with the caller's context, its
+ * result already converted to the REST dialect.
+ */
+export class RestOperation<TData = unknown> {
+  private readonly shape: ReturnType<typeof resultShape>;
+  private readonly variables: Map<string, GraphQLInputType>;
+
+  constructor(
+    private readonly schema: GraphQLSchema,
+    private readonly document: TypedDocumentNode<TData, never>,
+  ) {
+    const errors = validate(schema, document);
+    if (errors.length) throw new Error(`facade operation does not match the schema: ${errors.map((e) => e.message).join('; ')}`);
+    this.shape = resultShape(schema, document);
+    this.variables = variableTypes(schema, document);
+  }
+
+  async run(ctx: RequestContext, raw: RestVariables): Promise<OperationOutcome> {
+    const variableValues: Record<string, unknown> = {};
+    for (const [name, type] of this.variables) {
+      if (raw[name] !== undefined) variableValues[name] = toGraphQLValue(raw[name], type);
+    }
+    const result = await execute({ schema: this.schema, document: this.document, contextValue: ctx, variableValues });
+    const first = result.errors?.[0];
+    if (first) return { ok: false, error: fromGraphQLError(first) ?? first };
+    return { ok: true, data: toRest(result.data, this.shape) as Record<string, unknown> };
+  }
+}

@@ -1,0 +1,171 @@
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import {
+  CreateIssueDocument,
+  CreateRepositoryDocument,
+  DeleteRepositoryDocument,
+  GetIssueDocument,
+  GetRepositoryDocument,
+  ListCollaboratorsDocument,
+  ListIssuesDocument,
+  ListRepositoriesDocument,
+  RemoveCollaboratorDocument,
+  ResolveRepositoryDocument,
+  SetCollaboratorDocument,
+  UpdateIssueDocument,
+  UpdateRepositoryDocument,
+} from './generated/graphql.js';
+import { badRequest, RestError } from './errors.js';
+import type { RestVariables } from './operation.js';
+
+export interface RouteInput {
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  body: Record<string, unknown>;
+}
+
+/**
+ * One REST endpoint (§5) as a mapping onto a GraphQL operation: which
+ * variables it passes, where its answer sits in the (already REST-shaped)
+ * result, and how it is written out. No rule of the service lives here.
+ */
+export interface Route {
+  method: 'get' | 'post' | 'patch' | 'put' | 'delete';
+  path: string;
+  document: TypedDocumentNode<any, any>;
+  variables: (input: RouteInput) => RestVariables;
+  result: (data: any) => unknown;
+  /** record: the value; envelope: §5 list envelope; array: bare array; empty: 204. */
+  kind?: 'record' | 'envelope' | 'array' | 'empty';
+  status?: number;
+  /** Whether the endpoint takes a JSON body. */
+  body?: boolean;
+}
+
+/** `limit`/`offset` query parameters as integers; range rules (negative, clamping) are the service's. */
+export function pageParams(query: Record<string, unknown>): { limit?: number; offset?: number } {
+  const parse = (name: 'limit' | 'offset'): number | undefined => {
+    const raw = query[name];
+    if (raw === undefined) return undefined;
+    if (typeof raw !== 'string' || !/^-?\d+$/.test(raw)) {
+      throw badRequest('invalid_pagination', `${name} must be a non-negative integer`);
+    }
+    const value = Number(raw);
+    if (value < 0) return -1; // the service names the error
+    if (name === 'offset' && value > 2 ** 31 - 1) throw badRequest('invalid_pagination', 'offset is too large');
+    return Math.min(value, 2 ** 31 - 1); // limit: any larger value is clamped by the service anyway
+  };
+  return { limit: parse('limit'), offset: parse('offset') };
+}
+
+/** Pull request and issue numbers: a positive integer, else the resource cannot exist (404). */
+function numberParam(raw: string | undefined): number {
+  if (!raw || !/^\d{1,9}$/.test(raw) || Number(raw) < 1) throw new RestError(404, 'not_found', 'not found');
+  return Number(raw);
+}
+
+const stringQuery = (value: unknown) => value; // passed as given: GraphQL coercion rejects arrays and objects
+
+export const ROUTES: Route[] = [
+  {
+    method: 'get',
+    path: '/repos',
+    document: ListRepositoriesDocument,
+    variables: ({ query }) => ({ owner: stringQuery(query.owner), ...pageParams(query) }),
+    result: (data) => data.repositories,
+    kind: 'envelope',
+  },
+  {
+    method: 'post',
+    path: '/repos',
+    document: CreateRepositoryDocument,
+    variables: ({ body }) => ({ input: body }),
+    result: (data) => data.create_repository,
+    status: 201,
+    body: true,
+  },
+  {
+    method: 'get',
+    path: '/repos/:owner/:repo/resolve',
+    document: ResolveRepositoryDocument,
+    variables: ({ params }) => ({ owner: params.owner, name: params.repo }),
+    result: (data) => data.repository_by_name,
+  },
+  {
+    method: 'get',
+    path: '/repos/:id',
+    document: GetRepositoryDocument,
+    variables: ({ params }) => ({ id: params.id }),
+    result: (data) => data.repository,
+  },
+  {
+    method: 'patch',
+    path: '/repos/:id',
+    document: UpdateRepositoryDocument,
+    variables: ({ params, body }) => ({ id: params.id, input: body }),
+    result: (data) => data.update_repository,
+    body: true,
+  },
+  {
+    method: 'delete',
+    path: '/repos/:id',
+    document: DeleteRepositoryDocument,
+    variables: ({ params }) => ({ id: params.id }),
+    result: (data) => data.delete_repository,
+  },
+  {
+    method: 'get',
+    path: '/repos/:id/issues',
+    document: ListIssuesDocument,
+    variables: ({ params, query }) => ({ id: params.id, state: stringQuery(query.state), ...pageParams(query) }),
+    result: (data) => data.repository?.issues,
+    kind: 'envelope',
+  },
+  {
+    method: 'post',
+    path: '/repos/:id/issues',
+    document: CreateIssueDocument,
+    variables: ({ params, body }) => ({ input: { ...body, repository_id: params.id } }),
+    result: (data) => data.create_issue,
+    status: 201,
+    body: true,
+  },
+  {
+    method: 'get',
+    path: '/repos/:id/issues/:number',
+    document: GetIssueDocument,
+    variables: ({ params }) => ({ id: params.id, number: numberParam(params.number) }),
+    result: (data) => data.repository?.issue,
+  },
+  {
+    method: 'patch',
+    path: '/repos/:id/issues/:number',
+    document: UpdateIssueDocument,
+    variables: ({ params, body }) => ({ input: { ...body, repository_id: params.id, number: numberParam(params.number) } }),
+    result: (data) => data.update_issue,
+    body: true,
+  },
+  {
+    method: 'get',
+    path: '/repos/:id/collaborators',
+    document: ListCollaboratorsDocument,
+    variables: ({ params }) => ({ id: params.id }),
+    result: (data) => data.repository?.collaborators,
+    kind: 'array',
+  },
+  {
+    method: 'put',
+    path: '/repos/:id/collaborators/:username',
+    document: SetCollaboratorDocument,
+    variables: ({ params, body }) => ({ id: params.id, login: params.username, permission: body.permission }),
+    result: (data) => data.set_collaborator,
+    body: true,
+  },
+  {
+    method: 'delete',
+    path: '/repos/:id/collaborators/:username',
+    document: RemoveCollaboratorDocument,
+    variables: ({ params }) => ({ id: params.id, login: params.username }),
+    result: (data) => data.remove_collaborator,
+    kind: 'empty',
+  },
+];

@@ -1,0 +1,88 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { registerEnumType } from 'type-graphql';
+import { AppError, notFound } from '../graphql/errors.js';
+import type { Principal } from './principal.js';
+import { grants, type Scope } from './scopes.js';
+
+/** What a user may do on a repository; stored lowercase, `READ`/`WRITE`/`ADMIN` in GraphQL. */
+export enum Permission {
+  READ = 'read',
+  WRITE = 'write',
+  ADMIN = 'admin',
+}
+registerEnumType(Permission, { name: 'RepositoryPermission' });
+
+const RANK: Record<Permission, number> = { read: 1, write: 2, admin: 3 };
+
+export function atLeast(held: Permission | null, needed: Permission): boolean {
+  return held !== null && RANK[held] >= RANK[needed];
+}
+
+/** The fields of a repository that access decisions depend on. */
+export interface Guarded {
+  id: string;
+  private: boolean;
+  owner: { id: string };
+}
+
+/**
+ * The permission model (§4), in one place:
+ * - site admins and the owner have `admin`;
+ * - collaborators have the permission they were given;
+ * - everyone (anonymous git readers included) may read a public repository;
+ * - a private repository is visible only with a permission *and* a token
+ *   that may read repositories (`repo:read`), otherwise it does not exist (404).
+ */
+export async function permissionOn(em: EntityManager, viewer: Principal | null, repo: Guarded): Promise<Permission | null> {
+  let held: Permission | null = null;
+  if (viewer) {
+    if (viewer.admin || viewer.userId === repo.owner.id) {
+      held = Permission.ADMIN;
+    } else {
+      const rows = await em.execute<{ permission: Permission }[]>(
+        'select permission from collaborators where repository_id = ? and user_id = ?',
+        [repo.id, viewer.userId],
+      );
+      held = rows[0]?.permission ?? null;
+    }
+  }
+  if (repo.private) {
+    return viewer && grants(viewer.scopes, 'repo:read') ? held : null;
+  }
+  return held ?? Permission.READ;
+}
+
+/**
+ * Throws unless the viewer may act on the repository with `needed`:
+ * 404 when the repository is invisible to them, 403 when it is visible but
+ * the token lacks `scope` or the user lacks the permission.
+ * Writes need the `repo` scope unless another scope is named.
+ */
+export async function authorize(
+  em: EntityManager,
+  viewer: Principal | null,
+  repo: Guarded,
+  needed: Permission,
+  scope: Scope | null = needed === Permission.READ ? null : 'repo',
+): Promise<Permission> {
+  const held = await permissionOn(em, viewer, repo);
+  if (held === null) throw notFound('repository');
+  if (scope && (!viewer || !grants(viewer.scopes, scope))) {
+    throw new AppError('FORBIDDEN', `this token lacks the ${scope} scope`);
+  }
+  if (!atLeast(held, needed)) {
+    throw new AppError('FORBIDDEN', `${needed} permission on this repository is required`);
+  }
+  return held;
+}
+
+/** SQL condition (and its parameters) selecting the repositories `r` a viewer can read. */
+export function readableRepositoriesCondition(viewer: Principal): { sql: string; params: unknown[] } {
+  if (viewer.admin && grants(viewer.scopes, 'repo:read')) return { sql: 'true', params: [] };
+  if (!grants(viewer.scopes, 'repo:read')) return { sql: 'r.private = false', params: [] };
+  return {
+    sql: `(r.private = false or r.owner_id = ? or exists (
+            select 1 from collaborators c where c.repository_id = r.id and c.user_id = ?))`,
+    params: [viewer.userId, viewer.userId],
+  };
+}

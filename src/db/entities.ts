@@ -1,0 +1,9 @@
+import { AccessToken } from '../auth/access-token.entity.js';
+import { User } from '../auth/user.entity.js';
+import { DomainEvent } from '../events/domain-event.entity.js';
+import { Issue } from '../issues/issue.entity.js';
+import { Collaborator } from '../repositories/collaborator.entity.js';
+import { Repository } from '../repositories/repository.entity.js';
+
+/** Every MikroORM entity; a capability adds its entities here. */
+export const ENTITIES = [User, AccessToken, Repository, Collaborator, Issue, DomainEvent];

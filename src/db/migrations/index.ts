@@ -1,0 +1,4 @@
+import { Migration20261121234132_Core } from './Migration20261121234132_Core.js';
+
+/** Migrations in the order they apply; `npm run migration:create -- <Name>` writes new ones to add here. */
+export const MIGRATIONS = [Migration20261121234132_Core];

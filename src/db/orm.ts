@@ -1,0 +1,46 @@
+import 'reflect-metadata';
+import { ReflectMetadataProvider } from '@mikro-orm/decorators/legacy';
+import { Migrator } from '@mikro-orm/migrations';
+import { defineConfig, MikroORM, type Options } from '@mikro-orm/postgresql';
+import pg from 'pg';
+import type { Logger } from '../logger.js';
+import { ENTITIES } from './entities.js';
+import { MIGRATIONS } from './migrations/index.js';
+
+const MIGRATION_LOCK = 0x6361_6972_6e00; // one migrator at a time across processes sharing a database
+
+export function ormConfig(clientUrl: string, log?: Logger): Options {
+  return defineConfig({
+    clientUrl,
+    entities: ENTITIES,
+    metadataProvider: ReflectMetadataProvider,
+    extensions: [Migrator],
+    migrations: {
+      migrationsList: MIGRATIONS,
+      path: 'src/db/migrations',
+      pathTs: 'src/db/migrations',
+      snapshot: false,
+      silent: true,
+    },
+    pool: { min: 0, max: 20 },
+    forceUtcTimezone: true,
+    debug: false,
+    logger: (message) => log?.debug({ component: 'orm' }, message),
+  });
+}
+
+/** Connects and brings the schema up to date under an advisory lock. */
+export async function openDatabase(clientUrl: string, log: Logger): Promise<MikroORM> {
+  const orm = await MikroORM.init(ormConfig(clientUrl, log));
+  const lock = new pg.Client({ connectionString: clientUrl });
+  await lock.connect();
+  try {
+    await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    const applied = await orm.migrator.up();
+    if (applied.length) log.info({ migrations: applied.map((m) => m.name) }, 'database migrated');
+  } finally {
+    await lock.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+    await lock.end();
+  }
+  return orm;
+}

@@ -1,0 +1,19 @@
+/** Every webhook event type (§7). `ping` is sent on request only, never recorded as a domain event. */
+export const EVENT_TYPES = [
+  'push',
+  'pull_request',
+  'pull_request_review',
+  'branch_create',
+  'branch_delete',
+  'tag_create',
+  'tag_delete',
+  'repository',
+  'member',
+  'issues',
+  'ping',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export function isEventType(value: string): value is EventType {
+  return (EVENT_TYPES as readonly string[]).includes(value);
+}

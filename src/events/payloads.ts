@@ -1,0 +1,31 @@
+import type { Repository } from '../repositories/repository.entity.js';
+
+/** `{id, login}`: how a user appears inside every record and payload. */
+export interface ActorRef {
+  id: string;
+  login: string;
+}
+
+export function actorRef(user: { id: string; login: string }): ActorRef {
+  return { id: user.id, login: user.login };
+}
+
+export function cloneUrl(baseUrl: string, ownerLogin: string, name: string): string {
+  return `${baseUrl}/${ownerLogin}/${name}.git`;
+}
+
+/** The `repository` object of every payload (§7). */
+export function repositoryRef(repo: Repository, baseUrl: string) {
+  return {
+    id: repo.id,
+    name: repo.name,
+    full_name: repo.fullName,
+    owner: actorRef(repo.owner),
+    private: repo.private,
+    default_branch: repo.defaultBranch,
+    clone_url: cloneUrl(baseUrl, repo.owner.login, repo.name),
+  };
+}
+
+/** ISO 8601 UTC, or null. */
+export const iso = (date: Date | null | undefined): string | null => (date ? date.toISOString() : null);

@@ -1,0 +1,110 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { runGit } from './run-git.js';
+
+export interface InitialFile {
+  path: string;
+  content: string;
+}
+
+export interface Signature {
+  name: string;
+  email: string;
+}
+
+/**
+ * Bare repositories on disk, one directory per repository id
+ * (`<dataDir>/repositories/<id>.git`), so renaming a repository moves nothing.
+ */
+export class GitStorage {
+  readonly root: string;
+
+  constructor(dataDir: string) {
+    this.root = path.join(dataDir, 'repositories');
+  }
+
+  pathFor(repositoryId: string): string {
+    if (!/^repo_[0-9a-z]+$/.test(repositoryId)) throw new Error(`not a repository id: ${repositoryId}`);
+    return path.join(this.root, `${repositoryId}.git`);
+  }
+
+  async create(repositoryId: string, defaultBranch: string): Promise<void> {
+    const dir = this.pathFor(repositoryId);
+    await fs.mkdir(this.root, { recursive: true });
+    await runGit(['init', '--quiet', '--bare', `--initial-branch=${defaultBranch}`, dir]);
+    // Serving settings: partial clone, and no reflog churn on the server.
+    await runGit(['config', 'uploadpack.allowFilter', 'true'], { cwd: dir });
+    await runGit(['config', 'uploadpack.allowAnySHA1InWant', 'true'], { cwd: dir });
+    await runGit(['config', 'receive.denyNonFastForwards', 'false'], { cwd: dir });
+    await runGit(['config', 'core.logAllRefUpdates', 'false'], { cwd: dir });
+  }
+
+  /** Removes a repository's data. It is renamed away first, so it disappears at once even when large. */
+  async remove(repositoryId: string): Promise<void> {
+    const dir = this.pathFor(repositoryId);
+    const doomed = `${dir}.deleted-${randomBytes(4).toString('hex')}`;
+    try {
+      await fs.rename(dir, doomed);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
+    await fs.rm(doomed, { recursive: true, force: true });
+  }
+
+  /** Points HEAD (what a clone checks out) at the default branch. */
+  async setDefaultBranch(repositoryId: string, branch: string): Promise<void> {
+    await runGit(['symbolic-ref', 'HEAD', `refs/heads/${branch}`], { cwd: this.pathFor(repositoryId) });
+  }
+
+  async hasBranch(repositoryId: string, branch: string): Promise<boolean> {
+    try {
+      await runGit(['show-ref', '--verify', '--quiet', `refs/heads/${branch}`], { cwd: this.pathFor(repositoryId) });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Makes the first commit of an empty repository from the given files (`auto_init`); returns its sha. */
+  async initialCommit(repositoryId: string, branch: string, author: Signature, message: string, files: InitialFile[]): Promise<string> {
+    const cwd = this.pathFor(repositoryId);
+    const entries: string[] = [];
+    for (const file of files) {
+      const { stdout } = await runGit(['hash-object', '-w', '--stdin'], { cwd, input: file.content });
+      entries.push(`100644 blob ${stdout.trim()}\t${file.path}`);
+    }
+    const tree = (await runGit(['mktree'], { cwd, input: `${entries.join('\n')}\n` })).stdout.trim();
+    const env = {
+      GIT_AUTHOR_NAME: author.name,
+      GIT_AUTHOR_EMAIL: author.email,
+      GIT_COMMITTER_NAME: author.name,
+      GIT_COMMITTER_EMAIL: author.email,
+    };
+    const commit = (await runGit(['commit-tree', tree, '-m', message], { cwd, env })).stdout.trim();
+    await runGit(['update-ref', `refs/heads/${branch}`, commit, '0'.repeat(40)], { cwd });
+    return commit;
+  }
+
+  /** Repository ids that have a directory on disk (for start-up reconciliation). */
+  async listIds(): Promise<string[]> {
+    try {
+      const names = await fs.readdir(this.root);
+      return names.filter((name) => /^repo_[0-9a-z]+\.git$/.test(name)).map((name) => name.slice(0, -4));
+    } catch {
+      return [];
+    }
+  }
+
+  /** Leftovers of interrupted deletions. */
+  async removeLeftovers(): Promise<void> {
+    try {
+      for (const name of await fs.readdir(this.root)) {
+        if (name.includes('.deleted-')) await fs.rm(path.join(this.root, name), { recursive: true, force: true });
+      }
+    } catch {
+      /* no repositories yet */
+    }
+  }
+}

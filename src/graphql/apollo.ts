@@ -1,0 +1,63 @@
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import { unwrapResolverError } from '@apollo/server/errors';
+import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import type { RequestContext } from '../context.js';
+import type { Logger } from '../logger.js';
+import { AppError } from './errors.js';
+import { depthLimit, MAX_COST, MAX_DEPTH, operationCost } from './limits.js';
+
+/** Codes that carry a message meant for the client; anything else is masked as INTERNAL. */
+const CLIENT_CODES = new Set([
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_USER_INPUT',
+  'OPERATION_RESOLUTION_FAILURE',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'PERSISTED_QUERY_NOT_SUPPORTED',
+  'BAD_REQUEST',
+]);
+
+/** Client errors pass through; anything unexpected is logged and reduced to a stack-less INTERNAL error. */
+export function maskError(formatted: GraphQLFormattedError, error: unknown, log: Logger): GraphQLFormattedError {
+  const original = unwrapResolverError(error);
+  if (original instanceof AppError) return { ...formatted, extensions: original.extensions };
+  const code = formatted.extensions?.code;
+  if (typeof code === 'string' && CLIENT_CODES.has(code)) {
+    return { message: formatted.message, locations: formatted.locations, path: formatted.path, extensions: { code } };
+  }
+  if (original instanceof GraphQLError && !original.originalError && !formatted.path) {
+    return { message: formatted.message, locations: formatted.locations, extensions: { code: 'BAD_USER_INPUT' } };
+  }
+  log.error({ err: original }, 'unexpected error in a GraphQL operation');
+  return { message: 'Internal server error', path: formatted.path, extensions: { code: 'INTERNAL' } };
+}
+
+function costLimit(schema: GraphQLSchema): ApolloServerPlugin<RequestContext> {
+  return {
+    async requestDidStart() {
+      return {
+        async didResolveOperation({ request, document }) {
+          const cost = operationCost(schema, document, request.operationName ?? undefined, request.variables ?? {});
+          if (cost > MAX_COST) {
+            throw new GraphQLError(`query cost ${cost} exceeds the limit of ${MAX_COST}`, {
+              extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
+            });
+          }
+        },
+      };
+    },
+  };
+}
+
+export async function startApollo(schema: GraphQLSchema, log: Logger): Promise<ApolloServer<RequestContext>> {
+  const apollo = new ApolloServer<RequestContext>({
+    schema,
+    introspection: true, // every /graphql request is authenticated before Apollo sees it
+    includeStacktraceInErrorResponses: false,
+    validationRules: [depthLimit(MAX_DEPTH)],
+    formatError: (formatted, error) => maskError(formatted, error, log),
+    plugins: [costLimit(schema)],
+  });
+  await apollo.start();
+  return apollo;
+}

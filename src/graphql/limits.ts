@@ -1,0 +1,70 @@
+import {
+  GraphQLError,
+  Kind,
+  type ASTVisitor,
+  type FragmentDefinitionNode,
+  type GraphQLSchema,
+  type SelectionSetNode,
+  type ValidationContext,
+} from 'graphql';
+import { createRequire } from 'node:module';
+import type { DocumentNode } from 'graphql';
+import type { ComplexityEstimator, getComplexity as GetComplexity } from 'graphql-query-complexity';
+
+// Its ESM build imports `graphql/index.mjs`, a second graphql instance beside the CommonJS one
+// every other package resolves to; its CommonJS build shares theirs.
+const { getComplexity } = createRequire(import.meta.url)('graphql-query-complexity') as { getComplexity: typeof GetComplexity };
+
+export const MAX_DEPTH = 12;
+export const MAX_COST = 20_000;
+
+/** Validation rule: rejects selections nested deeper than `max` fields (fragments followed). */
+export function depthLimit(max: number) {
+  return (context: ValidationContext): ASTVisitor => {
+    const fragments = new Map<string, FragmentDefinitionNode>();
+    for (const definition of context.getDocument().definitions) {
+      if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+    }
+    const depthOf = (set: SelectionSetNode | undefined, seen: Set<string>): number => {
+      if (!set) return 0;
+      let deepest = 0;
+      for (const selection of set.selections) {
+        if (selection.kind === Kind.FIELD) {
+          deepest = Math.max(deepest, selection.selectionSet ? 1 + depthOf(selection.selectionSet, seen) : 1);
+        } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+          deepest = Math.max(deepest, depthOf(selection.selectionSet, seen));
+        } else if (!seen.has(selection.name.value)) {
+          const fragment = fragments.get(selection.name.value);
+          deepest = Math.max(deepest, depthOf(fragment?.selectionSet, new Set([...seen, selection.name.value])));
+        }
+      }
+      return deepest;
+    };
+    return {
+      OperationDefinition(node) {
+        const depth = depthOf(node.selectionSet, new Set());
+        if (depth > max) {
+          context.reportError(
+            new GraphQLError(`query depth ${depth} exceeds the limit of ${max}`, { nodes: [node], extensions: { code: 'BAD_REQUEST' } }),
+          );
+        }
+      },
+    };
+  };
+}
+
+/** A list field costs its children times the page size it may return; anything else 1 + children. */
+const pageAwareEstimator: ComplexityEstimator = ({ args, childComplexity }) => {
+  const limit = typeof args.limit === 'number' ? Math.min(Math.max(args.limit, 0), 100) : null;
+  return limit === null ? 1 + childComplexity : 1 + limit * Math.max(childComplexity, 1);
+};
+
+/** Estimated cost of an operation, for the cost limit. */
+export function operationCost(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | undefined,
+  variables: Record<string, unknown>,
+): number {
+  return getComplexity({ schema, query: document, operationName, variables, estimators: [pageAwareEstimator] });
+}

@@ -1,0 +1,22 @@
+import 'reflect-metadata';
+import type { GraphQLSchema } from 'graphql';
+import { GraphQLDateTime } from 'graphql-scalars';
+import { buildSchema } from 'type-graphql';
+import { AuthResolver } from '../auth/auth.resolver.js';
+import { IssueResolver } from '../issues/issue.resolver.js';
+import { RepositoryResolver } from '../repositories/repository.resolver.js';
+
+/** Every resolver of the service; a capability adds its resolvers here. */
+const RESOLVERS = [AuthResolver, RepositoryResolver, IssueResolver] as const;
+
+let built: Promise<GraphQLSchema> | undefined;
+
+/** The one schema, shared by Apollo (/graphql) and the REST facade. */
+export function getSchema(): Promise<GraphQLSchema> {
+  built ??= buildSchema({
+    resolvers: [...RESOLVERS],
+    scalarsMap: [{ type: Date, scalar: GraphQLDateTime }],
+    validate: false, // inputs are validated by the services, with field-level details
+  });
+  return built;
+}

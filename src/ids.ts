@@ -1,0 +1,32 @@
+import { randomBytes } from 'node:crypto';
+
+/**
+ * Opaque, time-ordered ids such as `repo_01jd3k8x0f4q9s7m2c5v6b8n1t`.
+ *
+ * The prefix names the kind of record and the underscore keeps an id from
+ * ever being mistaken for a user login (logins have no underscores) or a
+ * number. The body is a ULID (48-bit millisecond time + 80 random bits) in
+ * lowercase Crockford base32, so ids sort by creation time: lists ordered by
+ * (created_at, id) are stable.
+ */
+export type IdPrefix = 'usr' | 'tok' | 'repo' | 'col' | 'iss' | 'pr' | 'rev' | 'hook';
+
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+
+export function newId(prefix: IdPrefix, now = Date.now()): string {
+  let time = '';
+  let t = now;
+  for (let i = 0; i < 10; i++) {
+    time = ALPHABET[t % 32] + time;
+    t = Math.floor(t / 32);
+  }
+  const bytes = randomBytes(16);
+  let random = '';
+  for (let i = 0; i < 16; i++) random += ALPHABET[bytes[i]! % 32];
+  return `${prefix}_${time}${random}`;
+}
+
+/** True when `value` has the shape of an id with that prefix (cheap pre-check before a query). */
+export function looksLikeId(prefix: IdPrefix, value: string): boolean {
+  return value.length === prefix.length + 27 && value.startsWith(`${prefix}_`) && /^[0-9a-z]+$/.test(value.slice(prefix.length + 1));
+}

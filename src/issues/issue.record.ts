@@ -1,0 +1,20 @@
+import { actorRef, iso } from '../events/payloads.js';
+import type { Issue } from './issue.entity.js';
+
+/** The §5 issue record, as it appears in webhook payloads (the REST facade yields the same shape). */
+export function issueRecord(issue: Issue) {
+  return {
+    id: issue.id,
+    number: issue.number,
+    title: issue.title,
+    body: issue.body,
+    state: issue.state,
+    state_reason: issue.stateReason,
+    user: actorRef(issue.user),
+    comments: issue.comments,
+    created_at: iso(issue.createdAt),
+    updated_at: iso(issue.updatedAt),
+    closed_at: iso(issue.closedAt),
+    repository_id: issue.repository.id,
+  };
+}

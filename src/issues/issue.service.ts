@@ -1,0 +1,170 @@
+import { Field, ID, InputType, Int, registerEnumType } from 'type-graphql';
+import { atLeast, Permission, permissionOn } from '../auth/permissions.js';
+import { grants } from '../auth/scopes.js';
+import { User } from '../auth/user.entity.js';
+import type { RequestContext } from '../context.js';
+import { AppError, notFound, Problems } from '../graphql/errors.js';
+import { connection, type Connection, type Page } from '../graphql/pagination.js';
+import { allocateNumber } from '../repositories/numbering.js';
+import type { Repository } from '../repositories/repository.entity.js';
+import { repositoryFor } from '../repositories/repository.service.js';
+import { Issue, IssueState, IssueStateReason } from './issue.entity.js';
+import { issueRecord } from './issue.record.js';
+
+export enum IssueStateFilter {
+  OPEN = 'open',
+  CLOSED = 'closed',
+  ALL = 'all',
+}
+registerEnumType(IssueStateFilter, { name: 'IssueStateFilter' });
+
+@InputType()
+export class CreateIssueInput {
+  @Field(() => ID)
+  repositoryId!: string;
+
+  @Field()
+  title!: string;
+
+  @Field(() => String, { nullable: true })
+  body?: string | null;
+}
+
+@InputType()
+export class UpdateIssueInput {
+  @Field(() => ID)
+  repositoryId!: string;
+
+  @Field(() => Int)
+  number!: number;
+
+  @Field(() => String, { nullable: true })
+  title?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'null clears it.' })
+  body?: string | null;
+
+  @Field(() => IssueState, { nullable: true })
+  state?: IssueState | null;
+
+  @Field(() => IssueStateReason, { nullable: true })
+  stateReason?: IssueStateReason | null;
+}
+
+const MAX_TITLE = 256;
+const MAX_BODY = 65_536;
+
+function checkText(problems: Problems, title: string | null | undefined, body: string | null | undefined): void {
+  if (title !== undefined) {
+    if (title === null || title.trim() === '') problems.add('title', 'missing', 'title cannot be empty');
+    else if (title.length > MAX_TITLE) problems.add('title', 'too_long', `title is at most ${MAX_TITLE} characters`);
+  }
+  if (body && body.length > MAX_BODY) problems.add('body', 'too_long', `body is at most ${MAX_BODY} characters`);
+}
+
+export async function listIssues(ctx: RequestContext, repo: Repository, state: IssueStateFilter, page: Page): Promise<Connection<Issue>> {
+  const where = state === IssueStateFilter.ALL ? { repository: repo } : { repository: repo, state: state as string as IssueState };
+  const [issues, total] = await ctx.em.findAndCount(Issue, where, {
+    populate: ['user'],
+    orderBy: { createdAt: 'desc', id: 'desc' },
+    limit: page.limit,
+    offset: page.offset,
+  });
+  return connection(issues, total, page);
+}
+
+export async function findIssue(ctx: RequestContext, repo: Repository, number: number): Promise<Issue> {
+  const issue = await ctx.em.findOne(Issue, { repository: repo, number }, { populate: ['user'] });
+  if (!issue) throw notFound('issue');
+  return issue;
+}
+
+/**
+ * Opening an issue needs read access to the repository (as on GitHub: anyone
+ * who can see a repository can report on it) and a token with the repo scope.
+ */
+export async function createIssue(ctx: RequestContext, input: CreateIssueInput): Promise<Issue> {
+  const repo = await repositoryFor(ctx, input.repositoryId, Permission.READ);
+  if (!grants(ctx.viewer.scopes, 'repo')) throw new AppError('FORBIDDEN', 'this token lacks the repo scope');
+  const problems = new Problems();
+  checkText(problems, input.title, input.body);
+  problems.throwIfAny();
+
+  const { events } = ctx.services;
+  return events.transaction(ctx.em, async (em) => {
+    const author = await em.findOneOrFail(User, { id: ctx.viewer.userId });
+    const number = await allocateNumber(em, repo.id);
+    const issue = em.create(Issue, { repository: repo, number, title: input.title.trim(), body: input.body ?? null, user: author });
+    await events.record(em, { type: 'issues', action: 'opened', repository: repo, actor: author, fields: { issue: issueRecord(issue) } });
+    return issue;
+  });
+}
+
+/**
+ * Editing, closing and reopening: the issue's author may do it, as may anyone
+ * with write access. Each kind of change records its own event: `updated`
+ * (title/body, with `changes`), then `closed` or `reopened`.
+ */
+export async function updateIssue(ctx: RequestContext, input: UpdateIssueInput): Promise<Issue> {
+  const repo = await repositoryFor(ctx, input.repositoryId, Permission.READ);
+  const issue = await findIssue(ctx, repo, input.number);
+  if (!grants(ctx.viewer.scopes, 'repo')) throw new AppError('FORBIDDEN', 'this token lacks the repo scope');
+  const isAuthor = issue.user.id === ctx.viewer.userId;
+  if (!isAuthor && !atLeast(await permissionOn(ctx.em, ctx.viewer, repo), Permission.WRITE)) {
+    throw new AppError('FORBIDDEN', 'only the author or a collaborator with write access may change this issue');
+  }
+
+  const problems = new Problems();
+  checkText(problems, input.title, input.body);
+  if (input.state === null) problems.add('state', 'missing', 'state cannot be null');
+  const nextState = input.state ?? issue.state;
+  const reason = input.stateReason;
+  if (reason === IssueStateReason.REOPENED && nextState !== IssueState.OPEN) {
+    problems.add('stateReason', 'invalid', 'reopened applies to open issues only');
+  }
+  if ((reason === IssueStateReason.COMPLETED || reason === IssueStateReason.NOT_PLANNED) && nextState !== IssueState.CLOSED) {
+    problems.add('stateReason', 'invalid', `${reason} applies to closed issues only`);
+  }
+  problems.throwIfAny();
+
+  const changes: Record<string, { from: unknown }> = {};
+  if (input.title !== undefined && input.title!.trim() !== issue.title) {
+    changes.title = { from: issue.title };
+    issue.title = input.title!.trim();
+  }
+  if (input.body !== undefined && input.body !== issue.body) {
+    changes.body = { from: issue.body };
+    issue.body = input.body;
+  }
+  let transition: 'closed' | 'reopened' | null = null;
+  if (nextState !== issue.state) {
+    transition = nextState === IssueState.CLOSED ? 'closed' : 'reopened';
+    issue.state = nextState;
+    issue.closedAt = nextState === IssueState.CLOSED ? new Date() : null;
+    issue.stateReason = reason ?? (nextState === IssueState.CLOSED ? IssueStateReason.COMPLETED : IssueStateReason.REOPENED);
+  } else if (reason !== undefined && reason !== issue.stateReason) {
+    changes.state_reason = { from: issue.stateReason };
+    issue.stateReason = reason;
+  }
+  if (!transition && Object.keys(changes).length === 0) return issue;
+  issue.updatedAt = new Date();
+
+  const { events } = ctx.services;
+  const actor = { id: ctx.viewer.userId, login: ctx.viewer.login };
+  return events.transaction(ctx.em, async (em) => {
+    await em.flush();
+    if (Object.keys(changes).length) {
+      await events.record(em, {
+        type: 'issues',
+        action: 'updated',
+        repository: repo,
+        actor,
+        fields: { issue: issueRecord(issue), changes },
+      });
+    }
+    if (transition) {
+      await events.record(em, { type: 'issues', action: transition, repository: repo, actor, fields: { issue: issueRecord(issue) } });
+    }
+    return issue;
+  });
+}

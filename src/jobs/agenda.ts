@@ -1,0 +1,23 @@
+import { Agenda } from 'agenda';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+
+/** A capability's background jobs: it defines them on the shared Agenda before it starts. */
+export type JobDefinitions = (agenda: Agenda) => void | Promise<void>;
+
+/**
+ * Agenda on PostgreSQL (the service's own database, LISTEN/NOTIFY wakes
+ * workers at once) or, with MONGODB_URL, on MongoDB. Jobs are locked in the
+ * store, so several service processes on one database run each job once.
+ */
+export async function startAgenda(config: Config, databaseUrl: string, log: Logger, definitions: JobDefinitions[]): Promise<Agenda> {
+  const backend = config.mongodbUrl
+    ? new (await import('@agendajs/mongo-backend')).MongoBackend({ address: config.mongodbUrl })
+    : new (await import('@agendajs/postgres-backend')).PostgresBackend({ connectionString: databaseUrl, tableName: 'agenda_jobs' });
+  const agenda = new Agenda({ backend, processEvery: '5 seconds', maxConcurrency: 64, defaultConcurrency: 8 });
+  agenda.on('error', (error: unknown) => log.error({ err: error }, 'agenda error'));
+  for (const define of definitions) await define(agenda);
+  await agenda.start();
+  log.info({ backend: config.mongodbUrl ? 'mongodb' : 'postgresql' }, 'background jobs started');
+  return agenda;
+}

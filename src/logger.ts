@@ -1,0 +1,21 @@
+import { pino, type Logger } from 'pino';
+import type { LogLevel } from './config.js';
+
+export type { Logger };
+
+/**
+ * Structured JSON logs on stdout. Secrets never reach the logger: request
+ * logging records method, path and status only, and the redact list is a
+ * second line of defence for anything that slips into a log object.
+ */
+export function createLogger(level: LogLevel): Logger {
+  return pino({
+    level,
+    base: { service: 'cairn' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    redact: {
+      paths: ['token', 'secret', 'password', '*.token', '*.secret', '*.password', 'headers.authorization'],
+      censor: '[redacted]',
+    },
+  });
+}

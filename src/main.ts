@@ -1,0 +1,46 @@
+import 'reflect-metadata';
+import { ConfigError, loadConfig } from './config.js';
+import { createLogger } from './logger.js';
+import { startService } from './server.js';
+
+/** `npm start`: reads the configuration, starts Cairn, stops it gracefully on SIGTERM/SIGINT. */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`Cairn cannot start: invalid configuration: ${error.message}`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const log = createLogger(config.logLevel);
+  let service;
+  try {
+    service = await startService(config, log);
+  } catch (error) {
+    log.fatal({ err: error }, 'Cairn failed to start');
+    process.exit(1);
+  }
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) {
+      log.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    log.info({ signal }, 'signal received');
+    service.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+await main();

@@ -1,0 +1,35 @@
+import type { Problems } from '../graphql/errors.js';
+
+/** Repository names: 1-100 of [A-Za-z0-9._-], not `.` or `..`, not ending in `.git`. */
+export function checkRepositoryName(name: string, problems: Problems, field = 'name'): void {
+  if (name.length < 1 || name.length > 100) {
+    problems.add(field, 'invalid_length', 'name must be 1 to 100 characters');
+  } else if (!/^[A-Za-z0-9._-]+$/.test(name)) {
+    problems.add(field, 'invalid_format', 'name may contain only letters, digits, ".", "_" and "-"');
+  } else if (name === '.' || name === '..') {
+    problems.add(field, 'invalid_format', 'name cannot be "." or ".."');
+  } else if (/\.git$/i.test(name)) {
+    problems.add(field, 'invalid_format', 'name cannot end in ".git"');
+  }
+}
+
+/**
+ * Branch names, following `git check-ref-format --branch`: no control
+ * characters, spaces or `~^:?*[\`, no `..`, `@{` or `//`, no component that
+ * starts with `.` or ends with `.lock`, not `@`, not starting with `-` or
+ * ending with `/` or `.`.
+ */
+export function isValidBranchName(name: string): boolean {
+  if (name.length < 1 || name.length > 255 || name === '@' || name.startsWith('-')) return false;
+  if (/[\x00-\x20\x7f~^:?*[\\]/.test(name) || name.includes('..') || name.includes('@{') || name.includes('//')) return false;
+  if (name.startsWith('/') || name.endsWith('/') || name.endsWith('.')) return false;
+  return name.split('/').every((part) => !part.startsWith('.') && !part.endsWith('.lock'));
+}
+
+export function checkBranchName(name: string, problems: Problems, field = 'defaultBranch'): void {
+  if (!isValidBranchName(name)) problems.add(field, 'invalid_format', `"${name.slice(0, 100)}" is not a valid branch name`);
+}
+
+export function checkDescription(description: string | null | undefined, problems: Problems): void {
+  if (description && description.length > 1000) problems.add('description', 'too_long', 'description is at most 1000 characters');
+}

@@ -1,0 +1,17 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+
+/**
+ * Next number of the sequence that issues and pull requests share (§5).
+ * Must run inside the transaction that inserts the numbered record: the
+ * UPDATE takes the repository row's lock until commit, so concurrent
+ * creators queue up (no duplicates) and a rolled-back insert gives its
+ * number back (no gaps).
+ */
+export async function allocateNumber(em: EntityManager, repositoryId: string): Promise<number> {
+  const rows = await em.execute<{ last_number: number }[]>(
+    'update repositories set last_number = last_number + 1 where id = ? returning last_number',
+    [repositoryId],
+  );
+  if (!rows[0]) throw new Error(`repository ${repositoryId} vanished while numbering`);
+  return rows[0].last_number;
+}

@@ -1,0 +1,82 @@
+import { OptionalProps } from '@mikro-orm/core';
+import { Entity, Formula, Index, ManyToOne, PrimaryKey, Property, Unique } from '@mikro-orm/decorators/legacy';
+import { Field, ID, Int, ObjectType } from 'type-graphql';
+import { Actor, User } from '../auth/user.entity.js';
+import { newId } from '../ids.js';
+
+@ObjectType('Repository')
+@Entity({ tableName: 'repositories' })
+@Unique({ properties: ['owner', 'nameKey'] })
+@Index({ properties: ['createdAt', 'id'] })
+export class Repository {
+  [OptionalProps]?:
+    | 'id'
+    | 'description'
+    | 'private'
+    | 'defaultBranch'
+    | 'empty'
+    | 'createdAt'
+    | 'updatedAt'
+    | 'pushedAt'
+    | 'lastNumber'
+    | 'openIssuesCount'
+    | 'fullName';
+
+  @Field(() => ID)
+  @PrimaryKey({ type: 'text' })
+  id: string = newId('repo');
+
+  @Field()
+  @Property({ type: 'text' })
+  name!: string;
+
+  /** Lowercase name: names are unique per owner case-insensitively. */
+  @Property({ type: 'text' })
+  nameKey!: string;
+
+  @Field(() => Actor)
+  @ManyToOne(() => User, { deleteRule: 'cascade' })
+  owner!: User;
+
+  @Field(() => String, { nullable: true })
+  @Property({ type: 'text', nullable: true })
+  description: string | null = null;
+
+  @Field()
+  @Property({ type: 'boolean' })
+  private: boolean = false;
+
+  @Field()
+  @Property({ type: 'text' })
+  defaultBranch: string = 'main';
+
+  @Field({ description: 'True until the repository has its first ref.' })
+  @Property({ type: 'boolean' })
+  empty: boolean = true;
+
+  @Field()
+  @Property({ type: 'datetime' })
+  createdAt: Date = new Date();
+
+  @Field()
+  @Property({ type: 'datetime' })
+  updatedAt: Date = new Date();
+
+  @Field(() => Date, { nullable: true })
+  @Property({ type: 'datetime', nullable: true })
+  pushedAt: Date | null = null;
+
+  /** Last number handed out by the sequence that issues and pull requests share. */
+  @Property({ type: 'integer' })
+  lastNumber: number = 0;
+
+  @Field(() => Int)
+  @Formula((cols) => `(select count(*)::int from issues i where i.repository_id = ${cols.id} and i.state = 'open')`, {
+    type: 'integer',
+  })
+  openIssuesCount: number = 0;
+
+  get fullName(): string {
+    return `${this.owner.login}/${this.name}`;
+  }
+}

@@ -1,0 +1,173 @@
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { authorize, Permission, readableRepositoriesCondition } from '../auth/permissions.js';
+import { grants } from '../auth/scopes.js';
+import { User } from '../auth/user.entity.js';
+import type { RequestContext } from '../context.js';
+import { AppError, conflict, invalid, notFound, Problems } from '../graphql/errors.js';
+import { connection, type Connection, type Page } from '../graphql/pagination.js';
+import { looksLikeId } from '../ids.js';
+import { checkBranchName, checkDescription, checkRepositoryName } from './names.js';
+import type { CreateRepositoryInput, UpdateRepositoryInput } from './repository.inputs.js';
+import { Repository } from './repository.entity.js';
+
+/** Loads a repository by id with its owner; null when there is none (permission not yet checked). */
+export async function findRepository(em: EntityManager, id: string): Promise<Repository | null> {
+  if (!looksLikeId('repo', id)) return null;
+  return em.findOne(Repository, { id }, { populate: ['owner'] });
+}
+
+/** The repository, if the viewer holds `needed` on it; 404/403 otherwise (§4). */
+export async function repositoryFor(ctx: RequestContext, id: string, needed = Permission.READ): Promise<Repository> {
+  const repo = await findRepository(ctx.em, id);
+  if (!repo) throw notFound('repository');
+  await authorize(ctx.em, ctx.viewer, repo, needed);
+  return repo;
+}
+
+export async function repositoryByName(ctx: RequestContext, owner: string, name: string): Promise<Repository> {
+  const repo = await ctx.em.findOne(
+    Repository,
+    { owner: { loginKey: owner.toLowerCase() }, nameKey: name.toLowerCase() },
+    { populate: ['owner'] },
+  );
+  if (!repo) throw notFound('repository');
+  await authorize(ctx.em, ctx.viewer, repo, Permission.READ);
+  return repo;
+}
+
+/** Repositories the viewer can read, newest first, optionally of one owner. */
+export async function listRepositories(ctx: RequestContext, page: Page, ownerLogin?: string | null): Promise<Connection<Repository>> {
+  const readable = readableRepositoriesCondition(ctx.viewer);
+  let where = readable.sql;
+  const params = [...readable.params];
+  if (ownerLogin) {
+    where += ' and r.owner_id = (select id from users where login_key = ?)';
+    params.push(ownerLogin.toLowerCase());
+  }
+  const [{ total }] = await ctx.em.execute<{ total: number }[]>(`select count(*)::int as total from repositories r where ${where}`, params);
+  const ids = await ctx.em.execute<{ id: string }[]>(
+    `select r.id from repositories r where ${where} order by r.created_at desc, r.id desc limit ? offset ?`,
+    [...params, page.limit, page.offset],
+  );
+  const repos = ids.length
+    ? await ctx.em.find(
+        Repository,
+        { id: { $in: ids.map((row) => row.id) } },
+        { populate: ['owner'], orderBy: { createdAt: 'desc', id: 'desc' } },
+      )
+    : [];
+  return connection(repos, total, page);
+}
+
+export async function createRepository(ctx: RequestContext, input: CreateRepositoryInput): Promise<Repository> {
+  if (!grants(ctx.viewer.scopes, 'repo')) throw new AppError('FORBIDDEN', 'this token lacks the repo scope');
+  const defaultBranch = input.defaultBranch ?? 'main';
+  const problems = new Problems();
+  checkRepositoryName(input.name, problems);
+  checkDescription(input.description, problems);
+  checkBranchName(defaultBranch, problems);
+  problems.throwIfAny();
+
+  const { git, events } = ctx.services;
+  let createdOnDisk: string | null = null;
+  try {
+    return await events.transaction(ctx.em, async (em) => {
+      const owner = await em.findOneOrFail(User, { id: ctx.viewer.userId });
+      const repo = em.create(Repository, {
+        name: input.name,
+        nameKey: input.name.toLowerCase(),
+        owner,
+        description: input.description ?? null,
+        private: input.private ?? false,
+        defaultBranch,
+      });
+      await em.flush(); // a duplicate name fails here, before anything touches the disk
+      await git.create(repo.id, defaultBranch);
+      createdOnDisk = repo.id;
+      if (input.autoInit) {
+        const readme = `# ${repo.name}\n${repo.description ? `\n${repo.description}\n` : ''}`;
+        await git.initialCommit(repo.id, defaultBranch, { name: owner.login, email: owner.email }, 'Initial commit', [
+          { path: 'README.md', content: readme },
+        ]);
+        repo.empty = false;
+        repo.pushedAt = new Date();
+      }
+      await events.record(em, { type: 'repository', action: 'created', repository: repo, actor: owner });
+      return repo;
+    });
+  } catch (error) {
+    if (createdOnDisk) await git.remove(createdOnDisk).catch(() => undefined);
+    throw translateUniqueViolation(error);
+  }
+}
+
+export async function updateRepository(ctx: RequestContext, id: string, input: UpdateRepositoryInput): Promise<Repository> {
+  const repo = await repositoryFor(ctx, id, Permission.ADMIN);
+  const problems = new Problems();
+  for (const field of ['name', 'private', 'defaultBranch'] as const) {
+    if (input[field] === null) problems.add(field, 'missing', `${field} cannot be null`);
+  }
+  if (input.name != null) checkRepositoryName(input.name, problems);
+  checkDescription(input.description, problems);
+  if (input.defaultBranch != null) checkBranchName(input.defaultBranch, problems);
+  problems.throwIfAny();
+
+  const { git, events } = ctx.services;
+  if (input.defaultBranch != null && input.defaultBranch !== repo.defaultBranch && !repo.empty) {
+    if (!(await git.hasBranch(repo.id, input.defaultBranch))) {
+      throw invalid('defaultBranch', 'unknown_branch', `branch "${input.defaultBranch}" does not exist`);
+    }
+  }
+
+  const changes: Record<string, { from: unknown }> = {};
+  const apply = <K extends 'name' | 'description' | 'private' | 'defaultBranch'>(field: K, payloadName: string) => {
+    const next = input[field];
+    if (next === undefined || next === repo[field]) return;
+    changes[payloadName] = { from: repo[field] };
+    (repo as Record<K, unknown>)[field] = next;
+  };
+  apply('name', 'name');
+  apply('description', 'description');
+  apply('private', 'private');
+  apply('defaultBranch', 'default_branch');
+  if (Object.keys(changes).length === 0) return repo;
+  repo.nameKey = repo.name.toLowerCase();
+  repo.updatedAt = new Date();
+
+  try {
+    return await events.transaction(ctx.em, async (em) => {
+      await em.flush();
+      if (changes.default_branch) await git.setDefaultBranch(repo.id, repo.defaultBranch);
+      const actor = { id: ctx.viewer.userId, login: ctx.viewer.login };
+      await events.record(em, { type: 'repository', action: 'updated', repository: repo, actor, fields: { changes } });
+      return repo;
+    });
+  } catch (error) {
+    throw translateUniqueViolation(error);
+  }
+}
+
+export async function deleteRepository(ctx: RequestContext, id: string): Promise<{ id: string; deleted: true }> {
+  const repo = await repositoryFor(ctx, id, Permission.ADMIN);
+  const { git, events } = ctx.services;
+  await events.transaction(ctx.em, async (em) => {
+    await events.record(em, {
+      type: 'repository',
+      action: 'deleted',
+      repository: repo,
+      actor: { id: ctx.viewer.userId, login: ctx.viewer.login },
+    });
+    em.remove(repo);
+  });
+  // After the commit: a crash here leaves a directory without a record, which start-up removes.
+  await git.remove(repo.id);
+  return { id: repo.id, deleted: true };
+}
+
+function translateUniqueViolation(error: unknown): unknown {
+  if (error instanceof UniqueConstraintViolationException) {
+    return conflict('a repository with this name already exists for this owner');
+  }
+  return error;
+}

@@ -1,0 +1,113 @@
+import http from 'node:http';
+import type { Agenda } from 'agenda';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { TokenAuthenticator } from './auth/authenticate.js';
+import { bootstrapAdmin } from './auth/bootstrap.js';
+import type { Config } from './config.js';
+import type { Services } from './context.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres.js';
+import { openDatabase } from './db/orm.js';
+import { EventRecorder } from './events/event-recorder.js';
+import { GitStorage } from './git/storage.js';
+import { startApollo } from './graphql/apollo.js';
+import { getSchema } from './graphql/schema.js';
+import { createApp } from './http/app.js';
+import { Metrics } from './http/metrics.js';
+import { startAgenda } from './jobs/agenda.js';
+import type { Logger } from './logger.js';
+import { Repository } from './repositories/repository.entity.js';
+
+export interface RunningService {
+  services: Services;
+  server: http.Server;
+  /** Graceful stop: no new connections, in-flight work finishes (bounded), database stopped last. */
+  close(): Promise<void>;
+}
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+export async function startService(config: Config, log: Logger): Promise<RunningService> {
+  const cleanups: Array<() => Promise<unknown>> = [];
+  const cleanUp = async () => {
+    for (const step of cleanups.reverse()) await step().catch((error: unknown) => log.error({ err: error }, 'shutdown step failed'));
+  };
+  try {
+    let embedded: EmbeddedDatabase | null = null;
+    if (!config.databaseUrl) {
+      embedded = await startEmbeddedPostgres(config.dataDir, log);
+      cleanups.push(() => embedded!.stop());
+    }
+    const databaseUrl = config.databaseUrl ?? embedded!.url;
+    const orm = await openDatabase(databaseUrl, log);
+    cleanups.push(() => orm.close(true));
+    await bootstrapAdmin(orm, config, log);
+
+    const git = new GitStorage(config.dataDir);
+    await removeOrphanRepositories(orm, git, log);
+
+    const services: Services = {
+      config,
+      log,
+      orm,
+      git,
+      events: new EventRecorder(config.baseUrl),
+      auth: new TokenAuthenticator(orm.em.fork(), log),
+    };
+
+    const agenda: Agenda = await startAgenda(config, databaseUrl, log, []);
+    cleanups.push(() => agenda.stop());
+
+    const schema = await getSchema();
+    const apollo = await startApollo(schema, log);
+    cleanups.push(() => apollo.stop());
+    const metrics = new Metrics();
+    const ready = async () => {
+      await orm.em.fork().execute('select 1');
+      return true;
+    };
+    const app = createApp({ services, schema, apollo, metrics, ready });
+
+    const server = http.createServer(app);
+    server.keepAliveTimeout = 65_000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => resolve());
+    });
+    const address = server.address();
+    log.info({ port: typeof address === 'object' && address ? address.port : config.port, baseUrl: config.baseUrl }, 'Cairn is listening');
+
+    let closing: Promise<void> | null = null;
+    const close = () =>
+      (closing ??= (async () => {
+        log.info('shutting down');
+        await stopHttp(server);
+        await cleanUp();
+        log.info('stopped');
+      })());
+    return { services, server, close };
+  } catch (error) {
+    await cleanUp();
+    throw error;
+  }
+}
+
+/** Stops accepting, lets in-flight requests finish for a while, then cuts what is left. */
+async function stopHttp(server: http.Server): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const timer = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+  await closed;
+  clearTimeout(timer);
+}
+
+/** A crash between deleting a repository's record and its directory leaves the directory: remove it. */
+async function removeOrphanRepositories(orm: MikroORM, git: GitStorage, log: Logger): Promise<void> {
+  await git.removeLeftovers();
+  const onDisk = await git.listIds();
+  if (onDisk.length === 0) return;
+  const known = new Set((await orm.em.fork().find(Repository, { id: { $in: onDisk } }, { fields: ['id'] })).map((repo) => repo.id));
+  for (const id of onDisk.filter((id) => !known.has(id))) {
+    log.warn({ repositoryId: id }, 'removing repository data without a record');
+    await git.remove(id);
+  }
+}

@@ -1,0 +1,197 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const MAIN = path.join(ROOT, 'dist/src/main.js');
+
+export interface StartOptions {
+  /** Run on the service's own embedded PostgreSQL in its data dir, instead of a database of the shared test cluster. */
+  embedded?: boolean;
+  /** Extra environment (CAIRN_* settings). */
+  env?: Record<string, string>;
+  /** Reuse a data dir (and database) of an earlier server: a restart. */
+  reuse?: CairnServer;
+}
+
+/**
+ * A real Cairn process for a test file: its own port, data dir and database.
+ * Output is kept and shown when start-up fails.
+ */
+export class CairnServer {
+  process?: ChildProcess;
+  output = '';
+  readonly adminToken: string;
+
+  private constructor(
+    readonly port: number,
+    readonly dataDir: string,
+    readonly databaseUrl: string | undefined,
+    readonly env: Record<string, string>,
+    adminToken?: string,
+  ) {
+    this.adminToken = adminToken ?? `cairn_pat_admin_${randomBytes(16).toString('hex')}`;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  static async start(options: StartOptions = {}): Promise<CairnServer> {
+    const previous = options.reuse;
+    const dataDir = previous?.dataDir ?? (await makeDataDir());
+    const databaseUrl = previous ? previous.databaseUrl : options.embedded ? undefined : await createTestDatabase();
+    const server = new CairnServer(await freePort(), dataDir, databaseUrl, { ...previous?.env, ...options.env }, previous?.adminToken);
+    await server.spawn();
+    return server;
+  }
+
+  /** A second process on the same data dir and database (after stop or kill). */
+  restart(env: Record<string, string> = {}): Promise<CairnServer> {
+    return CairnServer.start({ reuse: this, env });
+  }
+
+  private async spawn(): Promise<void> {
+    const child = spawn(process.execPath, ['--enable-source-maps', MAIN], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        PORT: String(this.port),
+        HOST: '127.0.0.1',
+        CAIRN_DATA_DIR: this.dataDir,
+        CAIRN_BASE_URL: this.url,
+        CAIRN_ADMIN_TOKEN: this.adminToken,
+        LOG_LEVEL: 'info',
+        ...(this.databaseUrl ? { DATABASE_URL: this.databaseUrl } : {}),
+        ...this.env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.process = child;
+    child.stdout!.on('data', (chunk: Buffer) => this.append(chunk));
+    child.stderr!.on('data', (chunk: Buffer) => this.append(chunk));
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null) throw new Error(`Cairn exited with ${child.exitCode} during start-up:\n${this.output}`);
+      try {
+        const response = await fetch(`${this.url}/readyz`);
+        if (response.status === 200) return;
+      } catch {
+        /* not listening yet */
+      }
+      await sleep(100);
+    }
+    child.kill('SIGKILL');
+    throw new Error(`Cairn did not become ready within 60 s:\n${this.output}`);
+  }
+
+  private append(chunk: Buffer): void {
+    this.output += chunk.toString();
+    if (this.output.length > 2_000_000) this.output = this.output.slice(-1_000_000);
+  }
+
+  /** Parsed JSON log lines so far. */
+  logs(): Array<Record<string, unknown>> {
+    return this.output
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => {
+        try {
+          return JSON.parse(line) as Record<string, unknown>;
+        } catch {
+          return {};
+        }
+      });
+  }
+
+  /** SIGTERM and wait for the exit; returns the exit code. */
+  async stop(): Promise<number | null> {
+    const child = this.process;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return child?.exitCode ?? null;
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    return exited;
+  }
+
+  /** SIGKILL the service process only (its embedded PostgreSQL, if any, is orphaned). */
+  async kill(): Promise<void> {
+    const child = this.process;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGKILL');
+    await exited;
+  }
+
+  /** Stops the server and removes its data dir and database. */
+  async destroy(): Promise<void> {
+    await this.stop();
+    await fs.rm(this.dataDir, { recursive: true, force: true }).catch(() => undefined);
+    if (this.databaseUrl) await dropTestDatabase(this.databaseUrl).catch(() => undefined);
+  }
+}
+
+export async function makeDataDir(): Promise<string> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-test-'));
+  await fs.chmod(dir, 0o755); // the embedded PostgreSQL runs as another user and must reach its directory
+  return dir;
+}
+
+function clusterUrl(): string {
+  const url = process.env.CAIRN_TEST_DATABASE_URL;
+  if (!url) throw new Error('CAIRN_TEST_DATABASE_URL is not set: run the tests with `npm test`');
+  return url;
+}
+
+async function createTestDatabase(): Promise<string> {
+  const name = `cairn_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: clusterUrl().replace(/\/[^/]*$/, '/postgres') });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  return clusterUrl().replace(/\/[^/]*$/, `/${name}`);
+}
+
+async function dropTestDatabase(url: string): Promise<void> {
+  const name = url.slice(url.lastIndexOf('/') + 1);
+  const admin = new pg.Client({ connectionString: url.replace(/\/[^/]*$/, '/postgres') });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
+}
+
+/** Direct SQL against a server's database: for inspecting the outbox, never for changing what the API owns. */
+export async function query<T = Record<string, unknown>>(server: CairnServer, sql: string, params: unknown[] = []): Promise<T[]> {
+  if (!server.databaseUrl) throw new Error('query() needs a server on the shared test cluster');
+  const client = new pg.Client({ connectionString: server.databaseUrl });
+  await client.connect();
+  try {
+    return (await client.query(sql, params)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.on('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
