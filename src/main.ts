@@ -1,7 +1,6 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
-import { startService } from './server.js';
 
 /** `npm start`: reads the configuration, starts Cairn, stops it gracefully on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
@@ -16,6 +15,7 @@ async function main(): Promise<void> {
     throw error;
   }
   const log = createLogger(config.logLevel);
+  const { startService } = await import('./server.js'); // after validation: a bad setting fails fast
   let service;
   try {
     service = await startService(config, log);

@@ -39,6 +39,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
 
   const port = await freePort();
   const pgLog = log.child({ component: 'postgres' });
+  const recent: string[] = []; // PostgreSQL's last words, for the error when it will not start
   const server = new EmbeddedPostgres({
     databaseDir,
     port,
@@ -49,7 +50,11 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
     createPostgresUser: isRoot,
     initdbFlags: ['--encoding=UTF8'],
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
-    onLog: (message: string) => pgLog.debug({ message: message.trim() }),
+    onLog: (message: string) => {
+      pgLog.debug({ message: message.trim() });
+      recent.push(message.trim());
+      if (recent.length > 20) recent.shift();
+    },
     onError: (error: unknown) => pgLog.error({ err: error }, 'postgres error'),
   });
 
@@ -62,7 +67,8 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
   try {
     await server.start();
   } catch (error) {
-    throw new Error(`embedded PostgreSQL did not start in ${databaseDir}: ${String(error ?? 'process exited')}`);
+    const detail = recent.join('\n').slice(-2000);
+    throw new Error(`embedded PostgreSQL did not start in ${databaseDir}: ${String(error ?? 'process exited')}\n${detail}`);
   }
 
   const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${DATABASE_NAME}`;
@@ -131,28 +137,46 @@ async function makeTraversable(dir: string): Promise<void> {
 }
 
 async function stopOrphanPostmaster(databaseDir: string, log: Logger): Promise<void> {
+  const pidFile = path.join(databaseDir, 'postmaster.pid');
   let pid: number;
   try {
-    pid = Number((await fs.readFile(path.join(databaseDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    pid = Number((await fs.readFile(pidFile, 'utf8')).split('\n')[0]);
   } catch {
     return;
   }
-  if (!Number.isInteger(pid) || pid <= 0 || !isPostmasterOf(pid, databaseDir)) return;
+  if (!Number.isInteger(pid) || pid <= 0) return;
+
+  // A postmaster killed with -9 is a zombie until it is reaped; PostgreSQL would take it for a live
+  // postmaster and refuse to start. A zombie holds nothing, so once it stays one, the lock is stale.
+  if (processState(pid) === 'Z') {
+    if (!(await waitFor(() => processState(pid) === null, 5_000))) {
+      log.warn({ pid }, 'removing the lock file of a dead PostgreSQL');
+      await fs.rm(pidFile, { force: true });
+    }
+    return;
+  }
+  if (!isPostmasterOf(pid, databaseDir)) return;
   log.warn({ pid }, 'a PostgreSQL from an earlier run still holds the data directory; stopping it');
   process.kill(pid, 'SIGINT'); // fast shutdown: rolls back open transactions, keeps committed data
-  for (let waited = 0; waited < 30_000; waited += 100) {
-    if (!isAlive(pid)) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  process.kill(pid, 'SIGKILL');
+  const stopped = await waitFor(() => ['Z', null].includes(processState(pid)), 30_000);
+  if (!stopped) process.kill(pid, 'SIGKILL');
 }
 
-function isAlive(pid: number): boolean {
+async function waitFor(condition: () => boolean, timeoutMs: number): Promise<boolean> {
+  for (let waited = 0; !condition(); waited += 100) {
+    if (waited >= timeoutMs) return false;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return true;
+}
+
+/** The state letter of /proc/<pid>/stat (R, S, Z, ...), or null when there is no such process. */
+function processState(pid: number): string | null {
   try {
-    process.kill(pid, 0);
-    return true;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
   } catch {
-    return false;
+    return null;
   }
 }
 

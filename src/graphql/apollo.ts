@@ -1,6 +1,6 @@
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { unwrapResolverError } from '@apollo/server/errors';
-import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import { GraphQLError, Kind, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import type { RequestContext } from '../context.js';
 import type { Logger } from '../logger.js';
 import { AppError } from './errors.js';
@@ -25,7 +25,8 @@ export function maskError(formatted: GraphQLFormattedError, error: unknown, log:
   if (typeof code === 'string' && CLIENT_CODES.has(code)) {
     return { message: formatted.message, locations: formatted.locations, path: formatted.path, extensions: { code } };
   }
-  if (original instanceof GraphQLError && !original.originalError && !formatted.path) {
+  // A variable of the wrong type: the error points at the variable's definition, not at a resolver.
+  if (original instanceof GraphQLError && original.nodes?.[0]?.kind === Kind.VARIABLE_DEFINITION) {
     return { message: formatted.message, locations: formatted.locations, extensions: { code: 'BAD_USER_INPUT' } };
   }
   log.error({ err: original }, 'unexpected error in a GraphQL operation');
@@ -54,6 +55,7 @@ export async function startApollo(schema: GraphQLSchema, log: Logger): Promise<A
     schema,
     introspection: true, // every /graphql request is authenticated before Apollo sees it
     includeStacktraceInErrorResponses: false,
+    stopOnTerminationSignals: false, // the service stops Apollo itself, in order (it would re-raise the signal)
     validationRules: [depthLimit(MAX_DEPTH)],
     formatError: (formatted, error) => maskError(formatted, error, log),
     plugins: [costLimit(schema)],

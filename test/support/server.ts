@@ -17,6 +17,8 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** Reuse a data dir (and database) of an earlier server: a restart. */
   reuse?: CairnServer;
+  /** Own process group, so `killAll` can SIGKILL the service and its embedded PostgreSQL together. */
+  detached?: boolean;
 }
 
 /**
@@ -33,6 +35,7 @@ export class CairnServer {
     readonly dataDir: string,
     readonly databaseUrl: string | undefined,
     readonly env: Record<string, string>,
+    readonly detached: boolean,
     adminToken?: string,
   ) {
     this.adminToken = adminToken ?? `cairn_pat_admin_${randomBytes(16).toString('hex')}`;
@@ -46,7 +49,10 @@ export class CairnServer {
     const previous = options.reuse;
     const dataDir = previous?.dataDir ?? (await makeDataDir());
     const databaseUrl = previous ? previous.databaseUrl : options.embedded ? undefined : await createTestDatabase();
-    const server = new CairnServer(await freePort(), dataDir, databaseUrl, { ...previous?.env, ...options.env }, previous?.adminToken);
+    const env = { ...previous?.env, ...options.env };
+    const detached = options.detached ?? previous?.detached ?? false;
+    const port = previous?.port ?? (await freePort()); // a restart keeps its address, clients keep working
+    const server = new CairnServer(port, dataDir, databaseUrl, env, detached, previous?.adminToken);
     await server.spawn();
     return server;
   }
@@ -72,6 +78,7 @@ export class CairnServer {
         ...this.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: this.detached,
     });
     this.process = child;
     child.stdout!.on('data', (chunk: Buffer) => this.append(chunk));
@@ -126,6 +133,20 @@ export class CairnServer {
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     child.kill('SIGKILL');
     await exited;
+  }
+
+  /** SIGKILL the whole process group: the service and its embedded PostgreSQL die at once (needs `detached`). */
+  async killAll(): Promise<void> {
+    const child = this.process;
+    if (!this.detached || !child?.pid) throw new Error('killAll needs a detached server');
+    const exited = child.exitCode === null && child.signalCode === null ? new Promise((resolve) => child.once('exit', resolve)) : null;
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+    await exited;
+    await sleep(200); // let the kernel reap the PostgreSQL processes of the group
   }
 
   /** Stops the server and removes its data dir and database. */

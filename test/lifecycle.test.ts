@@ -1,0 +1,116 @@
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { adminClient, createUser } from './support/client.js';
+import { CairnServer, makeDataDir, ROOT } from './support/server.js';
+
+const run = promisify(execFile);
+
+describe('configuration', () => {
+  test.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['CAIRN_BASE_URL', 'ftp://example.com'],
+    ['DATABASE_URL', 'mysql://localhost/db'],
+    ['CAIRN_WEBHOOK_TIMEOUT', '10'],
+    ['CAIRN_WEBHOOK_RETRY_DELAYS', '10s,soon'],
+    ['CAIRN_WEBHOOK_DISABLE_AFTER', '-1d'],
+    ['CAIRN_DELIVERY_RETENTION', '30 days'],
+    ['CAIRN_WEBHOOK_ALLOWED_HOSTS', 'intranet!'],
+    ['CAIRN_GIT_ANONYMOUS_READ', 'maybe'],
+    ['CAIRN_GIT_MAX_PUSH_SIZE', 'lots'],
+    ['CAIRN_SECRET_KEY', 'short'],
+    ['CAIRN_ADMIN_TOKEN', 'has spaces in it, too many'],
+    ['LOG_LEVEL', 'loud'],
+    ['MONGODB_URL', 'http://mongo'],
+  ])('a bad %s (%p) stops start-up with a message naming it', async (variable, value) => {
+    const dataDir = await makeDataDir();
+    const failure = await run(process.execPath, [path.join(ROOT, 'dist/src/main.js')], {
+      env: { PATH: process.env.PATH, CAIRN_DATA_DIR: dataDir, [variable]: value },
+    }).then(
+      () => null,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failure).not.toBeNull();
+    expect(failure!.code).toBe(2);
+    expect(failure!.stderr).toContain(variable);
+    expect(existsSync(path.join(dataDir, 'postgres'))).toBe(false);
+  });
+});
+
+/** PostgreSQL's own lock file: gone after a clean shutdown. */
+const postmasterPid = (server: CairnServer) => path.join(server.dataDir, 'postgres', 'postmaster.pid');
+/** Alive and not a zombie waiting to be reaped. */
+const isRunning = (pid: number) => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+};
+
+describe('embedded PostgreSQL lifecycle', () => {
+  let server: CairnServer;
+  afterAll(() => server?.destroy());
+
+  test('first start initialises the database in the data dir; SIGTERM stops cleanly; data survives a restart', async () => {
+    server = await CairnServer.start({ embedded: true, detached: true });
+    expect(existsSync(path.join(server.dataDir, 'postgres', 'PG_VERSION'))).toBe(true);
+    const admin = adminClient(server);
+    const alice = await createUser(admin, 'alice');
+    const repo = (await alice.post('/repos', { name: 'durable', auto_init: true })).body;
+    await alice.post(`/repos/${repo.id}/issues`, { title: 'remember me' });
+
+    const pgPid = Number(readFileSync(postmasterPid(server), 'utf8').split('\n')[0]);
+    expect(await server.stop()).toBe(0);
+    expect(existsSync(postmasterPid(server))).toBe(false);
+    expect(isRunning(pgPid)).toBe(false);
+
+    server = await server.restart();
+    expect((await alice.get(`/repos/${repo.id}/issues/1`)).body.title).toBe('remember me');
+  });
+
+  test('after kill -9 of the service alone, the orphaned PostgreSQL is stopped and the service comes back', async () => {
+    const pgPid = Number(readFileSync(postmasterPid(server), 'utf8').split('\n')[0]);
+    await server.kill();
+    expect(isRunning(pgPid)).toBe(true); // the orphan still holds the data dir
+    server = await server.restart();
+    expect(isRunning(pgPid)).toBe(false);
+    const alice = await createUser(adminClient(server), 'alice2');
+    expect((await alice.get('/repos?owner=alice')).body.total).toBe(1);
+  });
+
+  test('after kill -9 of the service and its database together, crash recovery keeps every committed change', async () => {
+    const admin = adminClient(server);
+    const bob = await createUser(admin, 'bob');
+    const repo = (await bob.post('/repos', { name: 'crashy' })).body;
+    const created = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => bob.post(`/repos/${repo.id}/issues`, { title: `before crash ${i}` })),
+    );
+    expect(created.every((r) => r.status === 201)).toBe(true);
+    await server.killAll();
+    expect(existsSync(postmasterPid(server))).toBe(true); // stale lock file left behind
+
+    server = await server.restart();
+    expect((await bob.get(`/repos/${repo.id}/issues?limit=100`)).body.total).toBe(20);
+  });
+
+  test('a shutdown during a burst answers what it accepted; everything answered 201 is kept', async () => {
+    const carol = await createUser(adminClient(server), 'carol');
+    const repo = (await carol.post('/repos', { name: 'burst' })).body;
+    const requests = Array.from({ length: 60 }, (_, i) =>
+      carol.post(`/repos/${repo.id}/issues`, { title: `burst ${i}` }).then(
+        (res) => res.status,
+        () => 'refused',
+      ),
+    );
+    setTimeout(() => void server.stop(), 30);
+    const outcomes = await Promise.all(requests);
+    expect(outcomes.every((o) => o === 201 || o === 'refused')).toBe(true);
+    const accepted = outcomes.filter((o) => o === 201).length;
+    server = await server.restart();
+    expect((await carol.get(`/repos/${repo.id}/issues?limit=100`)).body.total).toBe(accepted);
+  });
+});
