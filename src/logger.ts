@@ -9,13 +9,19 @@ export type { Logger };
  * second line of defence for anything that slips into a log object.
  */
 export function createLogger(level: LogLevel): Logger {
-  return pino({
-    level,
-    base: { service: 'cairn' },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    redact: {
-      paths: ['token', 'secret', 'password', '*.token', '*.secret', '*.password', 'headers.authorization'],
-      censor: '[redacted]',
+  // Asynchronous writes: a log line never blocks a request on a write(2). Lines queue while a write
+  // is in flight and go out together; `flush()` on shutdown writes what is left.
+  const destination = pino.destination({ dest: 1, sync: false });
+  return pino(
+    {
+      level,
+      base: { service: 'cairn' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: {
+        paths: ['token', 'secret', 'password', '*.token', '*.secret', '*.password', 'headers.authorization'],
+        censor: '[redacted]',
+      },
     },
-  });
+    destination,
+  );
 }

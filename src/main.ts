@@ -21,21 +21,23 @@ async function main(): Promise<void> {
     service = await startService(config, log);
   } catch (error) {
     log.fatal({ err: error }, 'Cairn failed to start');
-    process.exit(1);
+    log.flush(() => process.exit(1));
+    return;
   }
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) {
       log.warn({ signal }, 'second signal: exiting now');
-      process.exit(1);
+      log.flush(() => process.exit(1));
+      return;
     }
     stopping = true;
     log.info({ signal }, 'signal received');
     service.close().then(
-      () => process.exit(0),
+      () => log.flush(() => process.exit(0)),
       (error: unknown) => {
         log.error({ err: error }, 'shutdown failed');
-        process.exit(1);
+        log.flush(() => process.exit(1));
       },
     );
   };

@@ -17,19 +17,39 @@ interface TokenRow {
 }
 
 const LAST_USED_PRECISION_MS = 60_000;
+/** How long a verified token is trusted without asking the database again. */
+export const TOKEN_CACHE_MS = 2_000;
+const TOKEN_CACHE_SIZE = 10_000;
+
+interface CachedPrincipal {
+  principal: Principal;
+  expiresAt: number | null;
+  verifiedAt: number;
+}
 
 /**
  * Resolves a bearer token to a Principal, or null when it is missing,
  * malformed, unknown, revoked or expired (all of which are a 401).
  *
- * One indexed query per request. `last_used_at` is written at most once a
- * minute per token and off the request path, so reads never wait on a write.
+ * One indexed query, at most every TOKEN_CACHE_MS per token: a verified
+ * token is remembered that long (expiry is still checked on every use), so
+ * a revocation made through another service process takes effect within
+ * that time; one made through this process at once (`forget`). Unknown
+ * tokens are never remembered. `last_used_at` is written at most once a
+ * minute per token and off the request path.
  */
 export class TokenAuthenticator {
+  private readonly cache = new Map<string, CachedPrincipal>();
+
   constructor(
     private readonly em: EntityManager,
     private readonly log: Logger,
   ) {}
+
+  /** Drops a token from the cache (after revoking it). */
+  forget(tokenId: string): void {
+    for (const [hash, entry] of this.cache) if (entry.principal.tokenId === tokenId) this.cache.delete(hash);
+  }
 
   /** Accepts `Bearer <token>` (any case for the scheme). */
   async fromAuthorizationHeader(header: string | undefined): Promise<Principal | null> {
@@ -39,15 +59,31 @@ export class TokenAuthenticator {
 
   async fromToken(token: string): Promise<Principal | null> {
     if (!plausibleToken(token)) return null;
+    const hash = hashToken(token);
+    const now = Date.now();
+    const cached = this.cache.get(hash);
+    if (cached && now - cached.verifiedAt < TOKEN_CACHE_MS) {
+      return cached.expiresAt !== null && cached.expiresAt <= now ? null : cached.principal;
+    }
+    const principal = await this.lookUp(hash, now);
+    if (principal) {
+      if (this.cache.size >= TOKEN_CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
+      this.cache.set(hash, principal);
+      return principal.principal;
+    }
+    this.cache.delete(hash);
+    return null;
+  }
+
+  private async lookUp(hash: string, now: number): Promise<CachedPrincipal | null> {
     const rows = await this.em.execute<TokenRow[]>(
       `select t.id as token_id, t.scopes, t.expires_at, t.revoked_at, t.last_used_at,
               u.id as user_id, u.login, u.email, u.admin
          from access_tokens t join users u on u.id = t.user_id
         where t.token_hash = ?`,
-      [hashToken(token)],
+      [hash],
     );
     const row = rows[0];
-    const now = Date.now();
     if (!row || row.revoked_at || (row.expires_at && new Date(row.expires_at).getTime() <= now)) return null;
 
     if (!row.last_used_at || now - new Date(row.last_used_at).getTime() > LAST_USED_PRECISION_MS) {
@@ -55,7 +91,7 @@ export class TokenAuthenticator {
         .execute('update access_tokens set last_used_at = ? where id = ?', [new Date(now), row.token_id])
         .catch((error: unknown) => this.log.warn({ err: error }, 'could not record token use'));
     }
-    return {
+    const principal: Principal = {
       userId: row.user_id,
       login: row.login,
       email: row.email,
@@ -63,5 +99,6 @@ export class TokenAuthenticator {
       tokenId: row.token_id,
       scopes: new Set(row.scopes.filter(isScope) as Scope[]),
     };
+    return { principal, expiresAt: row.expires_at ? new Date(row.expires_at).getTime() : null, verifiedAt: now };
   }
 }

@@ -132,5 +132,6 @@ export async function revokeAccessToken(ctx: RequestContext, id: string): Promis
     token.revokedAt = new Date();
     await ctx.em.flush();
   }
+  ctx.services.auth.forget(token.id);
   return true;
 }

@@ -7,7 +7,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** The project root, whether this file runs from test/ (jest) or from dist/test/ (benchmarks). */
+const up = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const ROOT = path.basename(up) === 'dist' ? path.dirname(up) : up;
 const MAIN = path.join(ROOT, 'dist/src/main.js');
 
 export interface StartOptions {
@@ -19,6 +21,8 @@ export interface StartOptions {
   reuse?: CairnServer;
   /** Own process group, so `killAll` can SIGKILL the service and its embedded PostgreSQL together. */
   detached?: boolean;
+  /** Discard the service's output instead of keeping it (benchmarks: keeping it costs the measuring process). */
+  discardOutput?: boolean;
 }
 
 /**
@@ -53,7 +57,7 @@ export class CairnServer {
     const detached = options.detached ?? previous?.detached ?? false;
     const port = previous?.port ?? (await freePort()); // a restart keeps its address, clients keep working
     const server = new CairnServer(port, dataDir, databaseUrl, env, detached, previous?.adminToken);
-    await server.spawn();
+    await server.spawn(options.discardOutput ?? false);
     return server;
   }
 
@@ -62,7 +66,7 @@ export class CairnServer {
     return CairnServer.start({ reuse: this, env });
   }
 
-  private async spawn(): Promise<void> {
+  private async spawn(discardOutput: boolean): Promise<void> {
     const child = spawn(process.execPath, ['--enable-source-maps', MAIN], {
       cwd: ROOT,
       env: {
@@ -77,11 +81,11 @@ export class CairnServer {
         ...(this.databaseUrl ? { DATABASE_URL: this.databaseUrl } : {}),
         ...this.env,
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', discardOutput ? 'ignore' : 'pipe', 'pipe'],
       detached: this.detached,
     });
     this.process = child;
-    child.stdout!.on('data', (chunk: Buffer) => this.append(chunk));
+    child.stdout?.on('data', (chunk: Buffer) => this.append(chunk));
     child.stderr!.on('data', (chunk: Buffer) => this.append(chunk));
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {

@@ -1,0 +1,116 @@
+/**
+ * `npm run bench:api`: throughput and latency of one repository read, side by side in one run:
+ *  - REST `GET /repos/:id` through the facade (GraphQL executed in-process),
+ *  - the equivalent GraphQL query over HTTP (Apollo),
+ *  - a bare Express 5 route answering the same JSON (the ceiling).
+ * 32 connections. The targets take turns over several rounds (so a machine whose speed drifts,
+ * as a shared VM's does, affects each alike) and the medians are reported, with the CPU time the
+ * hypervisor stole meanwhile. Prints a table and a JSON line.
+ */
+import { fork } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { adminClient } from '../support/client.js';
+import { CairnServer, freePort } from '../support/server.js';
+
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+interface Result {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+async function run(options: autocannon.Options, duration: number) {
+  return autocannon({ ...options, connections: CONNECTIONS, duration });
+}
+
+const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
+
+/** Share of CPU time stolen by the hypervisor between two readings of /proc/stat. */
+async function cpuTimes(): Promise<number[]> {
+  const line = (await fs.readFile('/proc/stat', 'utf8').catch(() => 'cpu 0')).split('\n')[0]!;
+  return line.trim().split(/\s+/).slice(1).map(Number);
+}
+const stealShare = (before: number[], after: number[]) => {
+  const delta = after.map((v, i) => v - (before[i] ?? 0));
+  const total = delta.reduce((sum, v) => sum + v, 0);
+  return total ? (delta[7] ?? 0) / total : 0;
+};
+
+async function measureAll(targets: Array<{ name: string; options: autocannon.Options }>): Promise<Result[]> {
+  for (const target of targets) await run(target.options, 2); // warm-up (JIT, pools, caches)
+  const samples = new Map<string, autocannon.Result[]>(targets.map((t) => [t.name, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const target of targets) samples.get(target.name)!.push(await run(target.options, DURATION));
+  }
+  return targets.map(({ name }) => {
+    const results = samples.get(name)!;
+    return {
+      name,
+      rps: Math.round(median(results.map((r) => r.requests.average))),
+      p50: median(results.map((r) => r.latency.p50)),
+      p99: median(results.map((r) => r.latency.p99)),
+      errors: results.reduce((sum, r) => sum + r.errors + r.timeouts, 0),
+      non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
+    };
+  });
+}
+
+const server = await CairnServer.start({ embedded: true, discardOutput: true, env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' } });
+try {
+  const admin = adminClient(server);
+  const repo = (await admin.post('/repos', { name: 'bench', description: 'benchmark target', auto_init: true })).body;
+  await admin.post(`/repos/${repo.id}/issues`, { title: 'one open issue' });
+  const record = (await admin.get(`/repos/${repo.id}`)).body;
+
+  const bodyFile = path.join(await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-bench-')), 'repo.json');
+  await fs.writeFile(bodyFile, JSON.stringify(record));
+  const barePort = await freePort();
+  const bare = fork(path.join(here, 'bare-express.js'), [String(barePort), bodyFile], { stdio: 'ignore' });
+  await new Promise((resolve) => bare.once('message', resolve));
+
+  const auth = { authorization: `Bearer ${server.adminToken}` };
+  const query = `query($id: ID!) { repository(id: $id) { id name fullName owner { id login } description private defaultBranch empty cloneUrl
+    createdAt updatedAt pushedAt openIssuesCount openPullsCount } }`;
+  const stealBefore = await cpuTimes();
+  const results = await measureAll([
+    { name: 'bare Express route', options: { url: `http://127.0.0.1:${barePort}/repos/${repo.id}` } },
+    { name: 'REST GET /repos/:id', options: { url: `${server.url}/repos/${repo.id}`, headers: auth } },
+    {
+      name: 'GraphQL repository(id)',
+      options: {
+        url: `${server.url}/graphql`,
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ query, variables: { id: repo.id } }),
+      },
+    },
+  ]);
+  const steal = stealShare(stealBefore, await cpuTimes());
+  bare.kill();
+
+  const baseline = results[0]!.rps;
+  console.log(
+    `\nbench:api — ${CONNECTIONS} connections, median of ${ROUNDS} × ${DURATION} s per target, ${os.cpus().length} CPUs, ` +
+      `LOG_LEVEL=${process.env.LOG_LEVEL ?? 'info'}, CPU stolen by the hypervisor: ${(100 * steal).toFixed(0)}%\n`,
+  );
+  console.log('target                     req/s    p50 ms   p99 ms   vs bare   errors');
+  for (const r of results) {
+    console.log(
+      `${r.name.padEnd(26)} ${String(r.rps).padStart(6)}   ${String(r.p50).padStart(6)}   ${String(r.p99).padStart(6)}   ${((100 * r.rps) / baseline).toFixed(1).padStart(6)}%   ${r.errors + r.non2xx}`,
+    );
+  }
+  console.log(`\n${JSON.stringify({ bench: 'api', connections: CONNECTIONS, steal, results })}`);
+} finally {
+  await server.destroy();
+}
