@@ -25,24 +25,36 @@ import {
 export const snakeCase = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 export const camelCase = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
+/** A JSON value that is not an array where the API takes a list (GraphQL would wrap it in one). */
+export class NotAList extends Error {
+  constructor(readonly field: string) {
+    super(`${field} must be an array`);
+  }
+}
+
 /**
  * REST JSON → GraphQL variable value of `type`: snake_case keys become
  * camelCase, keys the input type does not have are dropped (§5: unknown
- * fields are ignored), enum strings are upper-cased. Anything of the wrong
- * type is left as it is for GraphQL's coercion to reject (→ 422).
+ * fields are ignored), enum strings are upper-cased. Any other wrong type
+ * is left as it is for GraphQL's coercion to reject (→ 422); a lone value
+ * where a list belongs, which GraphQL would accept, throws NotAList. `field`
+ * is the REST name of the value, for the error.
  */
-export function toGraphQLValue(value: unknown, type: GraphQLInputType): unknown {
+export function toGraphQLValue(value: unknown, type: GraphQLInputType, field = ''): unknown {
   const inner = getNullableType(type);
   if (value === null || value === undefined) return value;
   if (isEnumType(inner)) return typeof value === 'string' ? value.toUpperCase() : value;
-  if (isListType(inner)) return Array.isArray(value) ? value.map((item) => toGraphQLValue(item, inner.ofType)) : value;
+  if (isListType(inner)) {
+    if (!Array.isArray(value)) throw new NotAList(field);
+    return value.map((item) => toGraphQLValue(item, inner.ofType, field));
+  }
   if (isInputObjectType(inner)) {
     if (typeof value !== 'object' || Array.isArray(value)) return value;
     const fields = inner.getFields();
     const result: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
-      const field = fields[camelCase(key)];
-      if (field) result[field.name] = toGraphQLValue(item, field.type);
+      const target = fields[camelCase(key)];
+      if (target) result[target.name] = toGraphQLValue(item, target.type, field ? `${field}.${key}` : key);
     }
     return result;
   }

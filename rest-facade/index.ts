@@ -7,13 +7,14 @@ import { readJsonObject } from './body.js';
 import { RestError, sendError, sendInternalError } from './errors.js';
 import { RestOperation } from './operation.js';
 import { ROUTES, type Route } from './routes.js';
+import { WEBHOOK_ROUTES } from './webhook-routes.js';
 
 /**
  * The REST API of §5 as an Express router, mounted at `/` and `/api`.
  * Each route runs its GraphQL operation in-process and maps the outcome;
  * unknown paths are 404, known paths with another method 405.
  */
-export function createRestRouter(services: Services, schema: GraphQLSchema, routes: Route[] = ROUTES): Router {
+export function createRestRouter(services: Services, schema: GraphQLSchema, routes: Route[] = [...ROUTES, ...WEBHOOK_ROUTES]): Router {
   const router = express.Router();
   router.use(requireToken(services, (_req, res, message) => sendError(res, new RestError(401, 'unauthorized', message))));
 

@@ -1,7 +1,15 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
-import { execute, validate, type GraphQLError, type GraphQLInputType, type GraphQLSchema } from 'graphql';
+import {
+  execute,
+  getNullableType,
+  isInputObjectType,
+  validate,
+  type GraphQLError,
+  type GraphQLInputType,
+  type GraphQLSchema,
+} from 'graphql';
 import type { RequestContext } from '../src/context.js';
-import { resultShape, toGraphQLValue, toRest, variableTypes } from './convert.js';
+import { NotAList, resultShape, toGraphQLValue, toRest, variableTypes } from './convert.js';
 import { fromGraphQLError, RestError } from './errors.js';
 
 /** REST-dialect variable values, keyed by the operation's variable names. */
@@ -30,8 +38,16 @@ export class RestOperation<TData = unknown> {
 
   async run(ctx: RequestContext, raw: RestVariables): Promise<OperationOutcome> {
     const variableValues: Record<string, unknown> = {};
-    for (const [name, type] of this.variables) {
-      if (raw[name] !== undefined) variableValues[name] = toGraphQLValue(raw[name], type);
+    try {
+      for (const [name, type] of this.variables) {
+        // A whole-body input object names its fields at the top level, like the request body does.
+        const field = isInputObjectType(getNullableType(type)) ? '' : name;
+        if (raw[name] !== undefined) variableValues[name] = toGraphQLValue(raw[name], type, field);
+      }
+    } catch (error) {
+      if (!(error instanceof NotAList)) throw error;
+      const problem = { field: error.field, code: 'invalid', message: error.message };
+      return { ok: false, error: new RestError(422, 'validation_failed', `Validation failed: ${error.message}`, [problem]) };
     }
     const result = await execute({ schema: this.schema, document: this.document, contextValue: ctx, variableValues });
     const first = result.errors?.[0];

@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import type { EventRecorder } from './events/event-recorder.js';
 import type { GitStorage } from './git/storage.js';
 import type { Logger } from './logger.js';
+import type { Webhooks } from './webhooks/webhooks.js';
 
 /** The long-lived parts of a running service, built once at start-up. */
 export interface Services {
@@ -14,6 +15,7 @@ export interface Services {
   git: GitStorage;
   events: EventRecorder;
   auth: TokenAuthenticator;
+  webhooks: Webhooks;
 }
 
 /** Per-request context of every resolver (GraphQL over HTTP and the REST facade alike). */

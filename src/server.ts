@@ -16,6 +16,7 @@ import { Metrics } from './http/metrics.js';
 import { startAgenda } from './jobs/agenda.js';
 import type { Logger } from './logger.js';
 import { Repository } from './repositories/repository.entity.js';
+import { Webhooks } from './webhooks/webhooks.js';
 
 export interface RunningService {
   services: Services;
@@ -45,22 +46,20 @@ export async function startService(config: Config, log: Logger): Promise<Running
     const git = new GitStorage(config.dataDir);
     await removeOrphanRepositories(orm, git, log);
 
-    const services: Services = {
-      config,
-      log,
-      orm,
-      git,
-      events: new EventRecorder(config.baseUrl),
-      auth: new TokenAuthenticator(orm.em.fork(), log),
-    };
+    const metrics = new Metrics();
+    const webhooks = await Webhooks.open(config, orm, metrics, log);
+    const events = new EventRecorder(config.baseUrl);
+    events.onRecord(webhooks.fanOut());
+    const services: Services = { config, log, orm, git, events, auth: new TokenAuthenticator(orm.em.fork(), log), webhooks };
 
-    const agenda: Agenda = await startAgenda(config, databaseUrl, log, []);
+    const agenda: Agenda = await startAgenda(config, databaseUrl, log, [webhooks.jobs()]);
     cleanups.push(() => agenda.stop());
+    cleanups.push(() => webhooks.stop()); // runs before agenda.stop: attempts in flight finish first
+    await webhooks.start(agenda, embedded !== null);
 
     const schema = await getSchema();
     const apollo = await startApollo(schema, log);
     cleanups.push(() => apollo.stop());
-    const metrics = new Metrics();
     const ready = async () => {
       await orm.em.fork().execute('select 1');
       return true;

@@ -4,6 +4,8 @@ import { DomainEvent } from '../events/domain-event.entity.js';
 import { Issue } from '../issues/issue.entity.js';
 import { Collaborator } from '../repositories/collaborator.entity.js';
 import { Repository } from '../repositories/repository.entity.js';
+import { Delivery, DeliveryAttemptRecord } from '../webhooks/delivery.entity.js';
+import { Webhook } from '../webhooks/webhook.entity.js';
 
 /** Every MikroORM entity; a capability adds its entities here. */
-export const ENTITIES = [User, AccessToken, Repository, Collaborator, Issue, DomainEvent];
+export const ENTITIES = [User, AccessToken, Repository, Collaborator, Issue, DomainEvent, Webhook, Delivery, DeliveryAttemptRecord];

@@ -13,27 +13,27 @@ export interface RecordedChange {
   fields?: Record<string, unknown>;
 }
 
-/** Called inside the recording transaction, after the event row exists (webhook fan-out). */
-export type EventListener = (em: EntityManager, event: DomainEvent) => Promise<void>;
+/**
+ * Runs inside the recording transaction, once the event row exists (the
+ * webhook fan-out). It may return a callback to run after the commit.
+ */
+export type EventListener = (em: EntityManager, event: DomainEvent) => Promise<(() => void) | void>;
 
 /**
  * The one path from a change to webhooks: every capability calls `record`
  * inside the transaction that makes the change, so the event commits or
  * rolls back with it. Listeners (the webhook fan-out) run in that same
- * transaction; commit hooks run once it has committed.
+ * transaction; their after-commit callbacks (waking the delivery worker)
+ * run once `transaction` has committed.
  */
 export class EventRecorder {
   private readonly listeners: EventListener[] = [];
-  private readonly commitHooks: Array<() => void> = [];
+  private readonly afterCommit = new WeakMap<EntityManager, Array<() => void>>();
 
   constructor(private readonly baseUrl: string) {}
 
   onRecord(listener: EventListener): void {
     this.listeners.push(listener);
-  }
-
-  onCommit(hook: () => void): void {
-    this.commitHooks.push(hook);
   }
 
   async record(em: EntityManager, change: RecordedChange): Promise<DomainEvent> {
@@ -54,19 +54,26 @@ export class EventRecorder {
     });
     if (this.listeners.length) {
       await em.flush();
-      for (const listener of this.listeners) await listener(em, event);
+      for (const listener of this.listeners) {
+        const callback = await listener(em, event);
+        if (callback) this.afterCommit.set(em, [...(this.afterCommit.get(em) ?? []), callback]);
+      }
     }
     return event;
   }
 
   /**
-   * Runs `work` in a transaction and, once it has committed, tells the
-   * commit hooks (the delivery worker wakes up instead of polling).
-   * Every change that records events goes through here.
+   * Runs `work` in a transaction and, once it has committed, the listeners'
+   * after-commit callbacks. Every change that records events goes through here.
    */
   async transaction<T>(em: EntityManager, work: (tx: EntityManager) => Promise<T>): Promise<T> {
-    const result = await em.transactional(work);
-    for (const hook of this.commitHooks) hook();
+    let callbacks: Array<() => void> = [];
+    const result = await em.transactional(async (tx) => {
+      const value = await work(tx);
+      callbacks = this.afterCommit.get(tx) ?? [];
+      return value;
+    });
+    for (const callback of callbacks) callback();
     return result;
   }
 }

@@ -1,7 +1,7 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { authorize, Permission, readableRepositoriesCondition } from '../auth/permissions.js';
-import { grants } from '../auth/scopes.js';
+import { grants, type Scope } from '../auth/scopes.js';
 import { User } from '../auth/user.entity.js';
 import type { RequestContext } from '../context.js';
 import { AppError, conflict, invalid, notFound, Problems } from '../graphql/errors.js';
@@ -29,11 +29,11 @@ export async function findRepository(em: EntityManager, id: string): Promise<Rep
   return em.map(Repository, repositoryRow);
 }
 
-/** The repository, if the viewer holds `needed` on it; 404/403 otherwise (§4). */
-export async function repositoryFor(ctx: RequestContext, id: string, needed = Permission.READ): Promise<Repository> {
+/** The repository, if the viewer holds `needed` on it (and the token `scope`, when named); 404/403 otherwise (§4). */
+export async function repositoryFor(ctx: RequestContext, id: string, needed = Permission.READ, scope?: Scope): Promise<Repository> {
   const repo = await findRepository(ctx.em, id);
   if (!repo) throw notFound('repository');
-  await authorize(ctx.em, ctx.viewer, repo, needed);
+  await authorize(ctx.em, ctx.viewer, repo, needed, scope);
   return repo;
 }
 

@@ -1,0 +1,226 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Permission } from '../auth/permissions.js';
+import { grants } from '../auth/scopes.js';
+import { User } from '../auth/user.entity.js';
+import type { RequestContext } from '../context.js';
+import { isEventType } from '../events/event-types.js';
+import { actorRef, repositoryRef } from '../events/payloads.js';
+import { AppError, conflict, notFound, Problems } from '../graphql/errors.js';
+import { connection, type Connection, type Page } from '../graphql/pagination.js';
+import { repositoryFor } from '../repositories/repository.service.js';
+import { Delivery, DeliveryStatus } from './delivery.entity.js';
+import { DestinationPolicy } from './destination-policy.js';
+import type { CreateWebhookInput, CreatedWebhook, UpdateWebhookInput } from './webhook.inputs.js';
+import { Webhook } from './webhook.entity.js';
+import { webhookRecord, zen } from './webhook.record.js';
+import { cancelPendingDeliveries } from './webhook-health.js';
+
+const MAX_WEBHOOKS = 20;
+const MAX_URL = 2048;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function requireHookScope(ctx: RequestContext): void {
+  if (!grants(ctx.viewer.scopes, 'admin:repo_hook')) throw new AppError('FORBIDDEN', 'this token lacks the admin:repo_hook scope');
+}
+
+/**
+ * The webhooks a caller manages: a repository's (admin permission and the
+ * admin:repo_hook scope), or with no repository their own owner-level ones.
+ */
+async function parentFor(ctx: RequestContext, repositoryId: string | null | undefined) {
+  if (repositoryId) return { repository: await repositoryFor(ctx, repositoryId, Permission.ADMIN, 'admin:repo_hook') };
+  requireHookScope(ctx);
+  return { repository: null };
+}
+
+export async function listWebhooks(ctx: RequestContext, repositoryId: string | null): Promise<Webhook[]> {
+  const { repository } = await parentFor(ctx, repositoryId);
+  const where = repository ? { repository } : { repository: null, user: ctx.viewer.userId };
+  return ctx.em.find(Webhook, where, { orderBy: { createdAt: 'asc', id: 'asc' } });
+}
+
+/** A webhook of that repository (or, without one, the caller's own owner-level webhook); 404 otherwise. */
+export async function webhookFor(ctx: RequestContext, id: string, repositoryId: string | null | undefined): Promise<Webhook> {
+  const { repository } = await parentFor(ctx, repositoryId);
+  const hook = /^hook_[0-9a-z]{26}$/.test(id)
+    ? await ctx.em.findOne(Webhook, repository ? { id, repository } : { id, repository: null, user: ctx.viewer.userId })
+    : null;
+  if (!hook) throw notFound('webhook');
+  return hook;
+}
+
+function checkUrl(url: string, policy: DestinationPolicy, problems: Problems): void {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return problems.add('url', 'invalid_url', 'url must be an absolute http or https URL');
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    problems.add('url', 'invalid_url', 'url must use http or https');
+  } else if (parsed.username || parsed.password) {
+    problems.add('url', 'credentials_in_url', 'url must not contain credentials');
+  } else if (url.length > MAX_URL) {
+    problems.add('url', 'too_long', `url is at most ${MAX_URL} characters`);
+  } else {
+    const literal = DestinationPolicy.literalAddress(parsed);
+    if (literal && !policy.allows(literal, literal)) {
+      problems.add('url', 'forbidden_destination', `${literal} is not an allowed webhook destination (CAIRN_WEBHOOK_ALLOWED_HOSTS)`);
+    }
+  }
+}
+
+function checkEvents(events: string[], problems: Problems): string[] {
+  const unique = [...new Set(events)];
+  if (unique.length === 0) problems.add('events', 'missing', 'events must name at least one event type, or be ["*"]');
+  if (unique.includes('*') && unique.length > 1) problems.add('events', 'invalid', '"*" must be the only value');
+  for (const event of unique) {
+    if (event !== '*' && !isEventType(event)) problems.add('events', 'unknown_event', `unknown event type "${event}"`);
+  }
+  return unique;
+}
+
+function checkSecret(secret: string | null | undefined, problems: Problems): void {
+  if (secret !== undefined && secret !== null && (secret.length < 1 || secret.length > 256)) {
+    problems.add('secret', 'invalid_length', 'secret must be 1 to 256 characters');
+  }
+}
+
+/** Creating a webhook sends nothing (§8.1); a generated secret is returned this once. */
+export async function createWebhook(ctx: RequestContext, input: CreateWebhookInput): Promise<CreatedWebhook> {
+  const { repository } = await parentFor(ctx, input.repositoryId);
+  const { webhooks } = ctx.services;
+  const problems = new Problems();
+  checkUrl(input.url, webhooks.policy, problems);
+  const events = checkEvents(input.events ?? ['push'], problems);
+  checkSecret(input.secret, problems);
+  problems.throwIfAny();
+
+  const existing = await ctx.em.count(Webhook, repository ? { repository } : { repository: null, user: ctx.viewer.userId });
+  if (existing >= MAX_WEBHOOKS) throw conflict(`at most ${MAX_WEBHOOKS} webhooks per repository or owner`);
+  const generated = input.secret ? null : randomBytes(32).toString('hex');
+  const hook = ctx.em.create(Webhook, {
+    repository,
+    user: ctx.em.getReference(User, ctx.viewer.userId),
+    url: input.url,
+    events,
+    active: input.active ?? true,
+    secretCiphertext: webhooks.box.seal(input.secret ?? generated!),
+  });
+  await ctx.em.flush();
+  return { webhook: hook, secret: generated };
+}
+
+export async function updateWebhook(
+  ctx: RequestContext,
+  id: string,
+  repositoryId: string | null | undefined,
+  input: UpdateWebhookInput,
+): Promise<Webhook> {
+  const hook = await webhookFor(ctx, id, repositoryId);
+  const { webhooks } = ctx.services;
+  const problems = new Problems();
+  for (const field of ['url', 'secret', 'events', 'active'] as const) {
+    if (input[field] === null) problems.add(field, 'missing', `${field} cannot be null`);
+  }
+  if (input.url != null) checkUrl(input.url, webhooks.policy, problems);
+  const events = input.events != null ? checkEvents(input.events, problems) : null;
+  checkSecret(input.secret, problems);
+  problems.throwIfAny();
+
+  const deactivating = input.active === false && hook.active;
+  if (input.url != null) hook.url = input.url;
+  if (events) hook.events = events;
+  if (input.secret != null) hook.secretCiphertext = webhooks.box.seal(input.secret);
+  if (input.active === true && !hook.active) {
+    // Re-activation starts afresh: the failure streak and the disabling are forgotten.
+    hook.active = true;
+    hook.failingSince = null;
+    hook.disabledAt = null;
+    hook.disabledReason = null;
+  }
+  if (deactivating) hook.active = false;
+  hook.updatedAt = new Date();
+  await ctx.em.transactional(async (em) => {
+    await em.flush();
+    if (deactivating) await cancelPendingDeliveries(em, [hook.id]);
+  });
+  return hook;
+}
+
+/** Deleting a webhook cancels (and with it removes) its deliveries. */
+export async function deleteWebhook(ctx: RequestContext, id: string, repositoryId: string | null | undefined): Promise<boolean> {
+  const hook = await webhookFor(ctx, id, repositoryId);
+  await ctx.em.transactional(async (em) => {
+    await cancelPendingDeliveries(em, [hook.id]);
+    await em.execute('delete from webhooks where id = ?', [hook.id]);
+  });
+  return true;
+}
+
+/** Sends a `ping` now: the webhook's record, a zen line, and who asked. */
+export async function pingWebhook(ctx: RequestContext, id: string, repositoryId: string | null | undefined): Promise<Delivery> {
+  const hook = await webhookFor(ctx, id, repositoryId);
+  if (!hook.active) throw conflict('the webhook is not active: activate it first');
+  await ctx.em.populate(hook, ['repository.owner']);
+  const body = JSON.stringify({
+    event: 'ping',
+    zen: zen(),
+    hook_id: hook.id,
+    hook: webhookRecord(hook),
+    ...(hook.repository ? { repository: repositoryRef(hook.repository, ctx.services.config.baseUrl) } : {}),
+    sender: actorRef({ id: ctx.viewer.userId, login: ctx.viewer.login }),
+  });
+  const delivery = ctx.em.create(Delivery, { id: randomUUID(), webhook: hook, event: 'ping', body, nextAttemptAt: new Date() });
+  await ctx.em.flush();
+  ctx.services.webhooks.wake([hook.id]);
+  return delivery;
+}
+
+/** A new series of attempts for a finished delivery: same UUID, same body, trigger `redelivery`. */
+export async function redeliver(
+  ctx: RequestContext,
+  webhookId: string,
+  deliveryId: string,
+  repositoryId: string | null | undefined,
+): Promise<Delivery> {
+  const hook = await webhookFor(ctx, webhookId, repositoryId);
+  const delivery = await deliveryOf(ctx.em, hook, deliveryId);
+  if (!hook.active) throw conflict('the webhook is not active: activate it first');
+  const rows = await ctx.em.execute<{ id: string }[]>(
+    `update deliveries set status = 'pending', series = series + 1, series_attempts = 0, next_attempt_at = now(),
+            completed_at = null, claimed_until = null
+      where id = ? and status <> 'pending' returning id`,
+    [delivery.id],
+  );
+  if (rows.length === 0) throw conflict('the delivery is still in progress');
+  ctx.services.webhooks.wake([hook.id]);
+  return (await ctx.em.refresh(delivery))!;
+}
+
+export async function deliveryOf(em: EntityManager, hook: Webhook, deliveryId: string): Promise<Delivery> {
+  const delivery = UUID.test(deliveryId) ? await em.findOne(Delivery, { id: deliveryId.toLowerCase(), webhook: hook }) : null;
+  if (!delivery) throw notFound('delivery');
+  return delivery;
+}
+
+/** Delivery history, newest first (§8.2), optionally by status and event type. */
+export async function listDeliveries(
+  ctx: RequestContext,
+  hook: Webhook,
+  filter: { status?: DeliveryStatus | null; event?: string | null },
+  page: Page,
+): Promise<Connection<Delivery>> {
+  const where = {
+    webhook: hook,
+    ...(filter.status ? { status: filter.status } : {}),
+    ...(filter.event ? { event: filter.event } : {}),
+  };
+  const [items, total] = await ctx.em.findAndCount(Delivery, where, {
+    orderBy: { createdAt: 'desc', id: 'desc' },
+    limit: page.limit,
+    offset: page.offset,
+  });
+  return connection(items, total, page);
+}

@@ -1,0 +1,91 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Agenda } from 'agenda';
+import type { Config } from '../config.js';
+import type { EventListener } from '../events/event-recorder.js';
+import type { Metrics } from '../http/metrics.js';
+import type { JobDefinitions } from '../jobs/agenda.js';
+import type { Logger } from '../logger.js';
+import { DeliveryWorker } from './delivery-worker.js';
+import { DestinationPolicy } from './destination-policy.js';
+import { webhookFanOut } from './fan-out.js';
+import { HttpSender } from './http-sender.js';
+import { SecretBox } from './secret-box.js';
+import { scheduleWebhookJobs, webhookJobs } from './webhook-jobs.js';
+import { WebhookHealth } from './webhook-health.js';
+import { VERSION } from '../version.js';
+
+/** §1: the User-Agent of every webhook request. */
+export const USER_AGENT = `Cairn-Hookshot/${VERSION}`;
+
+/** Attempts in flight at once per webhook and process. */
+export const PER_WEBHOOK_CONCURRENCY = 16;
+
+/**
+ * The webhook capability as the rest of the service sees it: the secret box
+ * and destination policy the API uses, the fan-out listener for the event
+ * recorder, the Agenda jobs, and `wake` for new deliveries.
+ */
+export class Webhooks {
+  readonly policy: DestinationPolicy;
+  private worker: DeliveryWorker | null = null;
+  private readonly health: WebhookHealth;
+
+  private constructor(
+    readonly box: SecretBox,
+    private readonly config: Config,
+    private readonly orm: MikroORM,
+    private readonly metrics: Metrics,
+    private readonly log: Logger,
+  ) {
+    this.policy = new DestinationPolicy(config.webhookAllowedHosts);
+    this.health = new WebhookHealth(orm, config.webhookDisableAfterMs, log);
+  }
+
+  static async open(config: Config, orm: MikroORM, metrics: Metrics, log: Logger): Promise<Webhooks> {
+    return new Webhooks(await SecretBox.open(config.secretKey, config.dataDir), config, orm, metrics, log.child({ component: 'webhooks' }));
+  }
+
+  /** For the event recorder: deliveries are created in the event's transaction. */
+  fanOut(): EventListener {
+    return webhookFanOut((ids) => this.wake(ids));
+  }
+
+  /** New deliveries (events, pings, redeliveries) for these webhooks are waiting. */
+  wake(webhookIds: string[]): void {
+    this.worker?.wake(webhookIds);
+  }
+
+  jobs(): JobDefinitions {
+    return async (agenda: Agenda) => {
+      const sender = new HttpSender(this.policy);
+      const settings = {
+        timeoutMs: this.config.webhookTimeoutMs,
+        retryDelaysMs: this.config.webhookRetryDelaysMs,
+        disableAfterMs: this.config.webhookDisableAfterMs,
+        perWebhookConcurrency: PER_WEBHOOK_CONCURRENCY,
+        userAgent: USER_AGENT,
+      };
+      this.worker = new DeliveryWorker(this.orm, agenda, sender, this.box, settings, this.health, this.log, this.metrics);
+      const worker = this.worker;
+      await webhookJobs(worker, this.health, this.orm, this.config, this.metrics, this.log)(agenda);
+    };
+  }
+
+  /**
+   * Once Agenda runs: periodic jobs, and a sweep for whatever a previous run
+   * left pending. With a database no other process can use (the embedded
+   * one), claims left by a crashed run are released at once instead of
+   * waiting for their lease to lapse.
+   */
+  async start(agenda: Agenda, exclusiveDatabase: boolean): Promise<void> {
+    if (exclusiveDatabase) {
+      await this.orm.em.fork().execute(`update deliveries set claimed_until = null where status = 'pending' and claimed_until is not null`);
+    }
+    await scheduleWebhookJobs(agenda, this.config);
+  }
+
+  /** Graceful shutdown: no new attempts; those in flight finish (bounded by the timeout). */
+  async stop(): Promise<void> {
+    await this.worker?.stop();
+  }
+}
