@@ -60,8 +60,10 @@ export async function startService(config: Config, log: Logger): Promise<Running
     const schema = await getSchema();
     const apollo = await startApollo(schema, log);
     cleanups.push(() => apollo.stop());
+    // Ready when the database answers and the job store (PostgreSQL or MongoDB) does.
     const ready = async () => {
       await orm.em.fork().execute('select 1');
+      await agenda.getRunningStats();
       return true;
     };
     const app = createApp({ services, schema, apollo, metrics, ready });

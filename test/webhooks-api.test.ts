@@ -326,6 +326,13 @@ describe('deliveries (§8.2)', () => {
     receiver.on('/redeliver', {});
   });
 
+  test('metrics: deliveries by outcome, delivery latency, queue depth', async () => {
+    const metrics = (await owner.get('/metrics', { anonymous: true })).text;
+    expect(metrics).toMatch(/cairn_webhook_delivery_attempts_total\{outcome="succeeded"\} [1-9]/);
+    expect(metrics).toMatch(/cairn_webhook_delivery_latency_seconds_count [1-9]/);
+    expect(metrics).toMatch(/cairn_webhook_queue_depth \d+/);
+  });
+
   test('GraphQL: webhooks, deliveries and their attempts are the same data', async () => {
     const { repository } = await owner.gql(
       `query($id: ID!) { repository(id: $id) { webhooks { id url deliveries(limit: 1) { totalCount nodes { id status attempts { trigger } } } } } }`,

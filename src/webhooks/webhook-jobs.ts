@@ -33,7 +33,7 @@ export function webhookJobs(
       removeOnComplete: true,
     });
     agenda.define(SWEEP_JOB, async () => {
-      worker.wake(await dueWebhooks(orm));
+      worker.wake(await dueWebhooks(orm, 2));
       await health.sweep();
       metrics.queueDepth.set(await pendingCount(orm));
     });
@@ -41,20 +41,24 @@ export function webhookJobs(
   };
 }
 
-/** Once Agenda runs: the periodic jobs, and a sweep now to pick up what a crash left pending. */
+/** Once Agenda runs: the periodic jobs (idempotent when several processes start). */
 export async function scheduleWebhookJobs(agenda: Agenda, config: Config): Promise<void> {
   await agenda.every(`${SWEEP_EVERY_MS / 1000} seconds`, SWEEP_JOB);
   const purgeEveryMs = Math.min(Math.max(Math.round(config.deliveryRetentionMs / 10), 1_000), 3_600_000);
   await agenda.every(`${Math.round(purgeEveryMs / 1000)} seconds`, PURGE_JOB);
-  await agenda.now(SWEEP_JOB);
 }
 
-/** Webhooks with deliveries due for a while and not claimed by a live worker. */
-async function dueWebhooks(orm: MikroORM): Promise<string[]> {
+/**
+ * Webhooks with deliveries due for `graceSeconds` and not claimed by a live
+ * worker. The periodic sweep leaves 2 s to the wake-up after a commit; at
+ * start-up everything due is taken (it includes what a crash left behind).
+ */
+export async function dueWebhooks(orm: MikroORM, graceSeconds: number): Promise<string[]> {
   const rows = await orm.em.fork().execute<{ webhook_id: string }[]>(
     `select distinct webhook_id from deliveries
-      where status = 'pending' and next_attempt_at <= now() - interval '2 seconds'
+      where status = 'pending' and next_attempt_at <= now() - make_interval(secs => ?)
         and (claimed_until is null or claimed_until < now())`,
+    [graceSeconds],
   );
   return rows.map((row) => row.webhook_id);
 }

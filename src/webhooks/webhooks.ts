@@ -10,7 +10,7 @@ import { DestinationPolicy } from './destination-policy.js';
 import { webhookFanOut } from './fan-out.js';
 import { HttpSender } from './http-sender.js';
 import { SecretBox } from './secret-box.js';
-import { scheduleWebhookJobs, webhookJobs } from './webhook-jobs.js';
+import { dueWebhooks, scheduleWebhookJobs, webhookJobs } from './webhook-jobs.js';
 import { WebhookHealth } from './webhook-health.js';
 import { VERSION } from '../version.js';
 
@@ -82,6 +82,7 @@ export class Webhooks {
       await this.orm.em.fork().execute(`update deliveries set claimed_until = null where status = 'pending' and claimed_until is not null`);
     }
     await scheduleWebhookJobs(agenda, this.config);
+    this.wake(await dueWebhooks(this.orm, 0));
   }
 
   /** Graceful shutdown: no new attempts; those in flight finish (bounded by the timeout). */

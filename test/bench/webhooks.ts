@@ -1,0 +1,137 @@
+/**
+ * `npm run bench:webhooks`: the delivery engine against real receivers on loopback.
+ *  1. latency: events at 40/s to a fast receiver; event → first attempt received, p50/p99
+ *     (measured from the moment the API call that makes the event is sent);
+ *  2. burst: 5,000 events as fast as 32 API clients can make them, one webhook; deliveries/s
+ *     from the first to the last delivery received, and how long after the last event the
+ *     last delivery came;
+ *  3. backlog: 250 events fanned out to 20 webhooks (5,000 deliveries queued at once);
+ *     deliveries/s of the engine alone;
+ *  4. isolation: the latency run again with a receiver that hangs for the whole timeout
+ *     beside the fast one; the fast one's p99 against its solo p99 from run 1.
+ * Prints a table and a JSON line.
+ */
+import os from 'node:os';
+import { adminClient, createUser } from '../support/client.js';
+import { Receiver } from '../support/receiver.js';
+import { CairnServer, sleep } from '../support/server.js';
+
+const RATE = 40;
+const LATENCY_SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+const BURST = 5_000;
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+};
+
+const server = await CairnServer.start({
+  embedded: true,
+  discardOutput: true,
+  env: { CAIRN_WEBHOOK_ALLOWED_HOSTS: 'loopback', LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
+});
+const receiver = await Receiver.start();
+try {
+  const owner = await createUser(adminClient(server), 'bench', ['repo', 'admin:repo_hook']);
+  const newRepo = async (name: string, paths: string[]) => {
+    const repo = (await owner.post('/repos', { name })).body.id as string;
+    for (const path of paths) await owner.post(`/repos/${repo}/webhooks`, { url: receiver.url(path), events: ['issues'] });
+    return repo;
+  };
+
+  /** Events at RATE/s for `seconds`; returns the latency of each event at `path`, in ms. */
+  const paced = async (repo: string, path: string, seconds: number): Promise<number[]> => {
+    const sentAt = new Map<string, number>();
+    const total = RATE * seconds;
+    const start = Date.now();
+    const calls: Promise<unknown>[] = [];
+    for (let i = 0; i < total; i++) {
+      const due = start + (i * 1000) / RATE;
+      if (due > Date.now()) await sleep(due - Date.now());
+      const title = `${path}-${i}`;
+      sentAt.set(title, Date.now());
+      calls.push(owner.post(`/repos/${repo}/issues`, { title }));
+    }
+    await Promise.all(calls);
+    await receiver.waitFor(path, total, 60_000);
+    return receiver.at(path).map((r) => r.at - sentAt.get(r.body.issue.title)!);
+  };
+
+  // 1. latency, solo
+  const soloRepo = await newRepo('latency', ['/fast-solo']);
+  const solo = await paced(soloRepo, '/fast-solo', LATENCY_SECONDS);
+
+  // 2. burst of 5,000 events, one webhook
+  const burstRepo = await newRepo('burst', ['/burst']);
+  let made = 0;
+  const burstStart = Date.now();
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (made < BURST) {
+        made++;
+        await owner.post(`/repos/${burstRepo}/issues`, { title: `b${made}` });
+      }
+    }),
+  );
+  const eventsDone = Date.now();
+  const burst = await receiver.waitFor('/burst', BURST, 300_000);
+  const burstFirst = Math.min(...burst.map((r) => r.at));
+  const burstLast = Math.max(...burst.map((r) => r.at));
+
+  // 3. backlog: 250 events × 20 webhooks
+  const fanPaths = Array.from({ length: 20 }, (_, i) => `/fan-${i}`);
+  const fanRepo = await newRepo('fan-out', fanPaths);
+  const fanStart = Date.now();
+  await Promise.all(
+    Array.from({ length: 10 }, async (_, w) => {
+      for (let i = w; i < 250; i += 10) await owner.post(`/repos/${fanRepo}/issues`, { title: `f${i}` });
+    }),
+  );
+  const fanEventsDone = Date.now();
+  for (const path of fanPaths) await receiver.waitFor(path, 250, 300_000);
+  const fanLast = Math.max(...fanPaths.flatMap((p) => receiver.at(p).map((r) => r.at)));
+
+  // 4. isolation: a receiver hanging for the whole timeout beside the fast one
+  receiver.on('/hang', { delayMs: 11_000 });
+  const pairRepo = await newRepo('isolation', ['/fast-pair', '/hang']);
+  const beside = await paced(pairRepo, '/fast-pair', LATENCY_SECONDS);
+
+  const results = {
+    latency: { events: solo.length, rate: RATE, p50: percentile(solo, 50), p99: percentile(solo, 99), max: Math.max(...solo) },
+    burst: {
+      events: BURST,
+      eventsPerSecond: Math.round((BURST * 1000) / (eventsDone - burstStart)),
+      deliveriesPerSecond: Math.round((BURST * 1000) / Math.max(1, burstLast - burstFirst)),
+      lastDeliveryAfterLastEventMs: burstLast - eventsDone,
+    },
+    backlog: {
+      deliveries: 5_000,
+      deliveriesPerSecond: Math.round((5_000 * 1000) / Math.max(1, fanLast - fanStart)),
+      eventsMadeInMs: fanEventsDone - fanStart,
+    },
+    isolation: {
+      fastP50: percentile(beside, 50),
+      fastP99: percentile(beside, 99),
+      soloP99: percentile(solo, 99),
+      ratio: Math.round((100 * percentile(beside, 99)) / percentile(solo, 99)) / 100,
+      hangingRequestsSeen: receiver.at('/hang').length,
+    },
+  };
+  console.log(`\nbench:webhooks — ${os.cpus().length} CPUs, embedded PostgreSQL, receivers on loopback\n`);
+  console.log(
+    `event → first attempt at ${RATE}/s (${solo.length} events):   p50 ${results.latency.p50} ms   p99 ${results.latency.p99} ms   max ${results.latency.max} ms`,
+  );
+  console.log(
+    `burst of ${BURST} events, 1 webhook:   events made at ${results.burst.eventsPerSecond}/s, delivered at ${results.burst.deliveriesPerSecond}/s, ` +
+      `last delivery ${results.burst.lastDeliveryAfterLastEventMs} ms after the last event`,
+  );
+  console.log(`backlog of 5,000 deliveries (250 events × 20 webhooks):   ${results.backlog.deliveriesPerSecond} deliveries/s`);
+  console.log(
+    `fast receiver beside one hanging for the timeout:   p50 ${results.isolation.fastP50} ms   p99 ${results.isolation.fastP99} ms ` +
+      `(solo p99 ${results.isolation.soloP99} ms, ×${results.isolation.ratio})`,
+  );
+  console.log(`\n${JSON.stringify({ bench: 'webhooks', results })}`);
+} finally {
+  await receiver.close();
+  await server.destroy();
+}
