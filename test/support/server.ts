@@ -23,6 +23,8 @@ export interface StartOptions {
   detached?: boolean;
   /** Discard the service's output instead of keeping it (benchmarks: keeping it costs the measuring process). */
   discardOutput?: boolean;
+  /** Another process on this server's database (own data dir and port): several processes, one database. */
+  shareDatabaseWith?: CairnServer;
 }
 
 /**
@@ -52,11 +54,13 @@ export class CairnServer {
   static async start(options: StartOptions = {}): Promise<CairnServer> {
     const previous = options.reuse;
     const dataDir = previous?.dataDir ?? (await makeDataDir());
-    const databaseUrl = previous ? previous.databaseUrl : options.embedded ? undefined : await createTestDatabase();
+    const shared = options.shareDatabaseWith?.databaseUrl;
+    const databaseUrl = previous ? previous.databaseUrl : (shared ?? (options.embedded ? undefined : await createTestDatabase()));
     const env = { ...previous?.env, ...options.env };
     const detached = options.detached ?? previous?.detached ?? false;
     const port = previous?.port ?? (await freePort()); // a restart keeps its address, clients keep working
-    const server = new CairnServer(port, dataDir, databaseUrl, env, detached, previous?.adminToken);
+    const adminToken = previous?.adminToken ?? options.shareDatabaseWith?.adminToken;
+    const server = new CairnServer(port, dataDir, databaseUrl, env, detached, adminToken);
     await server.spawn(options.discardOutput ?? false);
     return server;
   }
@@ -153,11 +157,11 @@ export class CairnServer {
     await sleep(200); // let the kernel reap the PostgreSQL processes of the group
   }
 
-  /** Stops the server and removes its data dir and database. */
-  async destroy(): Promise<void> {
+  /** Stops the server and removes its data dir and database (`keepDatabase` when another process still uses it). */
+  async destroy(keepDatabase = false): Promise<void> {
     await this.stop();
     await fs.rm(this.dataDir, { recursive: true, force: true }).catch(() => undefined);
-    if (this.databaseUrl) await dropTestDatabase(this.databaseUrl).catch(() => undefined);
+    if (this.databaseUrl && !keepDatabase) await dropTestDatabase(this.databaseUrl).catch(() => undefined);
   }
 }
 

@@ -1,0 +1,46 @@
+import { adminClient, Client, createUser } from './support/client.js';
+import { Receiver, eventually } from './support/receiver.js';
+import { CairnServer, sleep } from './support/server.js';
+
+/**
+ * Several service processes on one database (§2): migrations and bootstrap
+ * happen once, every event becomes exactly one delivery per webhook, and
+ * each delivery is attempted by one process only.
+ */
+test('two processes on one database deliver every event exactly once', async () => {
+  const env = { CAIRN_WEBHOOK_ALLOWED_HOSTS: 'loopback', CAIRN_SECRET_KEY: 'a shared key for every process of this test!!' };
+  const first = await CairnServer.start({ env });
+  const receiver = await Receiver.start();
+  let second: CairnServer | undefined;
+  let third: CairnServer | undefined;
+  try {
+    // Two more processes start at the same time on the same database: migrations and bootstrap race.
+    [second, third] = await Promise.all([
+      CairnServer.start({ env, shareDatabaseWith: first }),
+      CairnServer.start({ env, shareDatabaseWith: first }),
+    ]);
+    const owner = await createUser(adminClient(first), 'shared', ['repo', 'admin:repo_hook']);
+    const viaSecond = new Client(second, owner.token);
+    const viaThird = new Client(third, owner.token);
+    const repo = (await owner.post('/repos', { name: 'shared' })).body.id;
+    await viaSecond.post(`/repos/${repo}/webhooks`, { url: receiver.url('/once'), events: ['issues'] });
+
+    const clients = [owner, viaSecond, viaThird];
+    const made = await Promise.all(Array.from({ length: 90 }, (_, i) => clients[i % 3]!.post(`/repos/${repo}/issues`, { title: `e${i}` })));
+    expect(made.every((r) => r.status === 201)).toBe(true);
+
+    await receiver.waitFor('/once', 90, 30_000);
+    await sleep(1500); // time for any duplicate to show up
+    const got = receiver.at('/once');
+    expect(got).toHaveLength(90);
+    expect(new Set(got.map((r) => r.headers['x-cairn-delivery'])).size).toBe(90);
+    expect(new Set(got.map((r) => r.body.issue.number)).size).toBe(90);
+    const users = await eventually(async () => (await adminClient(third!).gql('{ viewer { login } }')).viewer.login);
+    expect(users).toBe('admin');
+  } finally {
+    await receiver.close();
+    await third?.destroy(true);
+    await second?.destroy(true);
+    await first.destroy();
+  }
+}, 120_000);
