@@ -8,6 +8,10 @@ import type { Services } from './context.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres.js';
 import { openDatabase } from './db/orm.js';
 import { EventRecorder } from './events/event-recorder.js';
+import { GitHosting } from './git/hosting.js';
+import { maintenanceJobs, maintenanceScheduler } from './git/maintenance.js';
+import { reconcileAll } from './git/reconcile.js';
+import { createGitRouter } from './git/smart-http.js';
 import { GitStorage } from './git/storage.js';
 import { startApollo } from './graphql/apollo.js';
 import { getSchema } from './graphql/schema.js';
@@ -54,8 +58,15 @@ export async function startService(config: Config, log: Logger): Promise<Running
       auth: new TokenAuthenticator(orm.em.fork(), log),
     };
 
-    const agenda: Agenda = await startAgenda(config, databaseUrl, log, []);
+    // Git hosting: hooks, locks, then the refs of every repository reconciled with the disk
+    // before anything is served (a crash may have left ref updates without events).
+    const hosting = await GitHosting.start(config.dataDir, databaseUrl);
+    cleanups.push(() => hosting.close()); // runs before the database closes: pushes in flight record their events
+    await reconcileAll(services, hosting);
+
+    const agenda: Agenda = await startAgenda(config, databaseUrl, log, [maintenanceJobs(services, hosting.locks)]);
     cleanups.push(() => agenda.stop());
+    hosting.onPush(maintenanceScheduler(agenda, log));
 
     const schema = await getSchema();
     const apollo = await startApollo(schema, log);
@@ -65,10 +76,13 @@ export async function startService(config: Config, log: Logger): Promise<Running
       await orm.em.fork().execute('select 1');
       return true;
     };
-    const app = createApp({ services, schema, apollo, metrics, ready });
+    const app = createApp({ services, schema, apollo, metrics, ready, extraRouters: [createGitRouter(services, hosting)] });
 
     const server = http.createServer(app);
     server.keepAliveTimeout = 65_000;
+    // No deadline for a whole request: a large push over a slow link legitimately takes longer than
+    // Node's default 5 minutes. Headers still must arrive within headersTimeout (slow-loris guard).
+    server.requestTimeout = 0;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.port, config.host, () => resolve());
