@@ -18,34 +18,15 @@ cat > "$${PUSH_REPORT_ENV}.tmp" && mv "$${PUSH_REPORT_ENV}.tmp" "$${PUSH_REPORT_
 `;
 
 /**
- * `update`: per ref, before it moves. Refuses to delete the branch HEAD
- * names (the default branch), as GitHub does: a repository whose default
- * branch is gone clones to nothing. Other refs of the same push go ahead.
- */
-const UPDATE = `#!/bin/sh
-# Cairn: $1 = ref, $2 = old, $3 = new.
-if [ "$3" = "0000000000000000000000000000000000000000" ] && [ "$1" = "$(git symbolic-ref -q HEAD)" ]; then
-  echo "Cairn: refusing to delete the default branch $1; make another branch the default first." >&2
-  exit 1
-fi
-exit 0
-`;
-
-/**
- * Writes Cairn's hooks into a directory of the data dir, shared by every
+ * Writes Cairn's hook into a directory of the data dir, shared by every
  * repository through `-c core.hooksPath=...` on each receive-pack run (no
  * per-repository hook files to keep up to date). Rewritten at every start.
  */
 export async function installHooks(dataDir: string): Promise<string> {
   const dir = path.join(dataDir, 'git-hooks');
   await fs.mkdir(dir, { recursive: true });
-  for (const [name, script] of [
-    ['post-receive', POST_RECEIVE],
-    ['update', UPDATE],
-  ] as const) {
-    const file = path.join(dir, name);
-    await fs.writeFile(`${file}.new`, script, { mode: 0o755 });
-    await fs.rename(`${file}.new`, file);
-  }
+  const file = path.join(dir, 'post-receive');
+  await fs.writeFile(`${file}.new`, POST_RECEIVE, { mode: 0o755 });
+  await fs.rename(`${file}.new`, file);
   return dir;
 }

@@ -68,6 +68,9 @@ export async function receivePack(
         // git refuses a larger pack itself, with a message the client prints.
         `receive.maxInputSize=${services.config.gitMaxPushSize}`,
         'receive.fsckObjects=true', // malformed or hostile objects never enter a repository
+        // Deleting the branch HEAD names (the default branch) is refused, as on GitHub, without
+        // git's advice about server settings the pusher cannot change.
+        'receive.denyDeleteCurrent=refuse',
       ],
       env: { [PUSH_REPORT_ENV]: report },
       gitProtocol,

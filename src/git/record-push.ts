@@ -60,6 +60,7 @@ export async function recordRefChanges(services: Services, input: RefChangesInpu
     }
     for (const draft of drafts) {
       await events.record(tx, { type: draft.type, repository: repo, actor: draft.actor, fields: draft.fields });
+      await tx.flush(); // one insert per event, so the outbox ids keep the order of the changes
     }
     if (newDefault) {
       const actor = input.pusher ?? outside;
