@@ -75,20 +75,20 @@ export async function describeCommits(dir: string, shas: string[]): Promise<Map<
   const unique = [...new Set(shas)];
   if (!unique.length) return described;
 
-  // NUL-separated fields, 8 per commit: git cuts messages at NUL, so none can contain one.
-  const FIELDS = 8;
-  const { stdout: log } = await runGit(
-    ['log', '--no-walk=unsorted', '--stdin', '-z', '--format=%H%x00%P%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%B'],
-    { cwd: dir, input: unique.join('\n') + '\n' },
-  );
+  // Both in parallel. Log: NUL-separated fields, 7 per commit (git cuts messages at NUL, so none
+  // contains one). diff-tree: each commit against its first parent, a root against the empty tree.
+  const input = unique.join('\n') + '\n';
+  const FIELDS = 7;
+  const [{ stdout: log }, { stdout: diff }] = await Promise.all([
+    runGit(['log', '--no-walk=unsorted', '--stdin', '-z', '--format=%H%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%B'], { cwd: dir, input }),
+    runGit(['diff-tree', '--stdin', '--always', '-r', '-z', '--name-status', '-M', '--root', '--diff-merges=first-parent'], {
+      cwd: dir,
+      input,
+    }),
+  ]);
   const fields = log.split('\0');
-  const firstParents = new Map<string, string | null>();
   for (let i = 0; i + FIELDS <= fields.length; i += FIELDS) {
-    const [id, parents, authorName, authorEmail, authorDate, committerName, committerEmail, message] = fields.slice(
-      i,
-      i + FIELDS,
-    ) as string[];
-    firstParents.set(id!, parents!.split(' ')[0] || null);
+    const [id, authorName, authorEmail, authorDate, committerName, committerEmail, message] = fields.slice(i, i + FIELDS) as string[];
     described.set(id!, {
       id: id!,
       message: message!.replace(/\n+$/, ''),
@@ -101,12 +101,6 @@ export async function describeCommits(dir: string, shas: string[]): Promise<Map<
     });
   }
 
-  // "<commit> <parent>" compares with that parent only; "<commit>" alone (a root) with the empty tree.
-  const pairs = [...firstParents].map(([id, parent]) => (parent ? `${id} ${parent}` : id)).join('\n') + '\n';
-  const { stdout: diff } = await runGit(['diff-tree', '--stdin', '--always', '-r', '-z', '--name-status', '-M', '--root'], {
-    cwd: dir,
-    input: pairs,
-  });
   // Tokens: a commit id, then per changed path a status (A, M, D, T, R<score>, ...) and one path, or two for R/C.
   const tokens = diff.split('\0');
   let current: PushCommit | undefined;

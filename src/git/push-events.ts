@@ -49,8 +49,11 @@ export async function pushEventDrafts(
 
   const perUpdate = await mapLimit(updates, 4, async (update) => {
     const head = update.after === ZERO_SHA ? null : (peeled.get(update.after) ?? null);
-    const listed = head ? await newCommits(dir, update.after, previousTips) : { total: 0, shas: [] };
-    return { update, head, listed, forced: await wasForced(dir, update, peeled) };
+    const [listed, forced] = await Promise.all([
+      head ? newCommits(dir, update.after, previousTips) : { total: 0, shas: [] },
+      wasForced(dir, update, peeled),
+    ]);
+    return { update, head, listed, forced };
   });
 
   const described = await describeCommits(

@@ -35,11 +35,14 @@ export interface RefChangesOutcome {
  */
 export async function recordRefChanges(services: Services, input: RefChangesInput): Promise<RefChangesOutcome> {
   const em = services.orm.em.fork();
-  const repo = await findRepository(em, input.repositoryId);
+  const dir = services.git.pathFor(input.repositoryId);
+  const [repo, disk, recorded] = await Promise.all([
+    findRepository(em, input.repositoryId),
+    readDiskRefs(dir).catch((error: unknown) => error as Error),
+    readRecordedRefs(em, input.repositoryId),
+  ]);
   if (!repo) return { updates: [], events: 0 }; // deleted meanwhile: its refs and journal went with it
-  const dir = services.git.pathFor(repo.id);
-  const disk = await readDiskRefs(dir);
-  const recorded = await readRecordedRefs(em, repo.id);
+  if (disk instanceof Error) throw disk;
   const plan = planRefUpdates(recorded, input.reported, disk, input.pusher ? 'push' : 'outside');
   if (!plan.updates.length) {
     await em.execute('delete from git_push_journal where repository_id = ?', [repo.id]);
