@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
+import http from 'node:http';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { adminClient, createUser } from './support/client.js';
 import { GitSandbox, remoteUrl } from './support/git.js';
-import { CairnServer } from './support/server.js';
+import { CairnServer, sleep } from './support/server.js';
 
 let server: CairnServer;
 let git: GitSandbox;
@@ -248,5 +249,82 @@ describe('limits and settings', () => {
     const clone = await git.run(['clone', `${limited.url}/bob/small.git`, git.path('anon-refused')]);
     expect(clone.code).not.toBe(0);
     expect((await git.run(['clone', '--quiet', remoteUrl(limited, 'bob', 'small', bob.token), git.path('anon-token')])).code).toBe(0);
+  });
+});
+
+/** Git processes the server is running (its descendants named git*). */
+async function gitChildren(serverPid: number): Promise<number[]> {
+  const parents = new Map<number, { ppid: number; comm: string }>();
+  for (const name of await fs.readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = await fs.readFile(`/proc/${name}/stat`, 'utf8').catch(() => '');
+    if (!stat) continue;
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    parents.set(Number(name), { ppid: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]), comm });
+  }
+  const below = (pid: number) => {
+    for (let p = parents.get(pid)?.ppid; p; p = parents.get(p)?.ppid) if (p === serverPid) return true;
+    return false;
+  };
+  return [...parents].filter(([pid, info]) => info.comm.startsWith('git') && below(pid)).map(([pid]) => pid);
+}
+
+async function until(condition: () => Promise<boolean>, ms = 10_000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await condition()) return true;
+    await sleep(50);
+  }
+  return condition();
+}
+
+describe('clients that go away', () => {
+  let url: string;
+  beforeAll(async () => {
+    await createRepo('abandoned');
+    url = remoteUrl(server, 'alice', 'abandoned', alice.token);
+    const dir = await git.init('abandoned-src');
+    await git.commit(dir, 'big', { 'noise.bin': randomBytes(8 * 1024 * 1024) });
+    await git.git(['push', '--quiet', url, 'main'], { cwd: dir });
+  });
+
+  test('a push abandoned mid-upload leaves no git behind and does not keep the repository locked', async () => {
+    const request = http.request(`${server.url}/alice/abandoned.git/git-receive-pack`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${alice.token}`,
+        'content-type': 'application/x-git-receive-pack-request',
+        'transfer-encoding': 'chunked',
+      },
+    });
+    request.on('error', () => undefined);
+    const pkt = (line: string) => (line.length + 4).toString(16).padStart(4, '0') + line;
+    request.write(`${pkt(`${'0'.repeat(40)} ${'1'.repeat(40)} refs/heads/x\0report-status\n`)}0000PACK`);
+    expect(await until(async () => (await gitChildren(server.process!.pid!)).length > 0)).toBe(true); // receive-pack waits for the pack
+    request.destroy();
+    expect(await until(async () => (await gitChildren(server.process!.pid!)).length === 0)).toBe(true);
+
+    const dir = git.path('after-abandon');
+    await git.git(['clone', '--quiet', url, dir]);
+    await git.commit(dir, 'after', { 'after.txt': 'a\n' });
+    expect((await git.run(['push', 'origin', 'main'], { cwd: dir })).code).toBe(0);
+  });
+
+  test('a clone abandoned mid-download stops its git at once', async () => {
+    const head = (await git.git(['ls-remote', url, 'refs/heads/main'])).slice(0, 40);
+    const pkt = (line: string) => (line.length + 4).toString(16).padStart(4, '0') + line;
+    const response = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      const request = http.request(`${server.url}/alice/abandoned.git/git-upload-pack`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-git-upload-pack-request' },
+      });
+      request.on('response', resolve).on('error', reject);
+      request.end(`${pkt(`want ${head} ofs-delta\n`)}0000${pkt('done\n')}`);
+    });
+    response.pause(); // read nothing: git soon blocks on a full pipe
+    response.on('error', () => undefined);
+    expect((await gitChildren(server.process!.pid!)).length).toBeGreaterThan(0);
+    response.destroy();
+    expect(await until(async () => (await gitChildren(server.process!.pid!)).length === 0)).toBe(true);
   });
 });

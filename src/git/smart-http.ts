@@ -12,6 +12,12 @@ const OWNER = /^[A-Za-z0-9-]{1,39}$/;
 const REPOSITORY = /^[A-Za-z0-9._-]{1,100}$/;
 /** A fetch request is wants, haves and options: generous, but not endless. */
 const MAX_FETCH_REQUEST_BYTES = 100 * 1024 * 1024;
+/**
+ * A connection silent in both directions this long is dropped, so a stalled client cannot hold a
+ * repository's push lock or a fetch slot forever. git keeps busy connections alive on its own
+ * (sideband keepalives every 5 s while it prepares or indexes a pack).
+ */
+const IDLE_TIMEOUT_MS = 5 * 60_000;
 
 interface GitRequest {
   owner: string;
@@ -50,6 +56,7 @@ async function handle(services: Services, hosting: GitHosting, req: Request, res
   const access = await gitAccess(services, em, tokenFrom(req.get('authorization')), owner, name, service === 'receive-pack');
   if (!access.ok) return sendGitError(res, access.status, access.message);
 
+  req.setTimeout(IDLE_TIMEOUT_MS, () => req.destroy());
   const dir = services.git.pathFor(access.repo.id);
   const gitProtocol = gitProtocolFrom(req.get('git-protocol'));
   // Served the same whatever the repository's own config says (repositories created before a

@@ -58,11 +58,19 @@ interface SpawnOptions {
   env?: Record<string, string>;
 }
 
+/**
+ * The service's environment without its secrets (database URLs, the admin token, the secret key):
+ * git and the hooks it runs for a client's request have no use for them.
+ */
+const gitEnvironment = Object.fromEntries(
+  Object.entries(process.env).filter(([name]) => !/^(CAIRN_|DATABASE_URL$|MONGODB_URL$|PG)/.test(name)),
+);
+
 function spawnService(options: SpawnOptions, extraArgs: string[]): ChildProcessWithoutNullStreams {
   const args = [...options.config.flatMap((setting) => ['-c', setting]), options.service, '--stateless-rpc', ...extraArgs, options.dir];
   return spawn('git', args, {
     env: {
-      ...process.env,
+      ...gitEnvironment,
       GIT_TERMINAL_PROMPT: '0',
       ...(options.gitProtocol ? { GIT_PROTOCOL: options.gitProtocol } : {}),
       ...options.env,
@@ -103,6 +111,7 @@ function relay(
       }
     };
     res.on('close', clientGone);
+    if (res.destroyed) queueMicrotask(clientGone); // gone before we started listening
 
     child.stderr.on('data', (chunk: Buffer) => {
       stderr = (stderr + chunk.toString('utf8')).slice(-4096);
@@ -196,9 +205,11 @@ export async function runRpc(req: IncomingMessage, res: ServerResponse, options:
     req.pipe(limiter);
   }
   limiter.pipe(child.stdin);
-  req.on('close', () => {
+  const requestGone = () => {
     if (!req.complete) child.stdin.destroy(); // the client went away mid-request: git sees the input end
-  });
+  };
+  req.on('close', requestGone);
+  if (req.destroyed) requestGone(); // ...possibly while we waited for a lock or a slot
   child.stdin.on('error', () => {
     limiter.unpipe(child.stdin);
     limiter.resume(); // discard the rest, still counted against the limit
