@@ -61,12 +61,13 @@ export async function startService(config: Config, log: Logger): Promise<Running
     // Git hosting: hooks, locks, then the refs of every repository reconciled with the disk
     // before anything is served (a crash may have left ref updates without events).
     const hosting = await GitHosting.start(config.dataDir, databaseUrl);
-    cleanups.push(() => hosting.close()); // runs before the database closes: pushes in flight record their events
+    cleanups.push(() => hosting.close());
     await reconcileAll(services, hosting);
 
     const agenda: Agenda = await startAgenda(config, databaseUrl, log, [maintenanceJobs(services, hosting.locks)]);
     cleanups.push(() => agenda.stop());
     hosting.onPush(maintenanceScheduler(agenda, log));
+    cleanups.push(() => hosting.drain()); // (cleanups run in reverse) pushes in flight finish before jobs and database stop
 
     const schema = await getSchema();
     const apollo = await startApollo(schema, log);

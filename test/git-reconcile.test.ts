@@ -127,6 +127,22 @@ test('receive-pack killed after moving a ref (no report): the push is still reco
   expect(events[0]!.payload).toMatchObject({ before: repo.base, after: next, total_commits: 1, sender: { login: 'bob' } });
 });
 
+test('SIGTERM during a push: the push finishes and records its events before the service stops', async () => {
+  const repo = await setUp('graceful');
+  const next = await git.commit(repo.work, 'during shutdown', { 'late.txt': 'late\n' });
+  await fs.writeFile(hookFile, realHook.replace('#!/bin/sh\n', '#!/bin/sh\nsleep 2\n'), { mode: 0o755 });
+  const before = await lastEventId(server);
+  const pushing = git.run(['push', 'origin', 'main'], { cwd: repo.work });
+  const deadline = Date.now() + 20_000;
+  while ((await refOnDisk(repo.id, 'refs/heads/main')) !== next && Date.now() < deadline) await sleep(50);
+  expect(await server.stop()).toBe(0);
+  expect((await pushing).code).toBe(0);
+  server = await server.restart();
+  expect(server.logs().find((line) => line.msg === 'repository refs reconciled')).toMatchObject({ changed: 0 });
+  const events = await eventsOf(server, repo.id, before);
+  expect(events.map((e) => [e.type, e.payload.after, e.payload.sender.login])).toEqual([['push', next, 'bob']]);
+});
+
 test('auto_init repositories and untouched ones give no events at start-up', async () => {
   const repo = (await alice.post('/repos', { name: 'quiet', auto_init: true })).body;
   const before = await lastEventId(server);

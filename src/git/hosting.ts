@@ -49,14 +49,17 @@ export class GitHosting {
     return work;
   }
 
-  /** Waits (bounded) for pushes in flight to record their events, then lets go of the lock connections. */
-  async close(timeoutMs = 30_000): Promise<void> {
-    if (this.inFlight.size) {
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)));
-      await Promise.race([Promise.allSettled([...this.inFlight]), timeout]);
-      clearTimeout(timer);
-    }
-    await this.locks.close();
+  /** Waits (bounded) for pushes in flight to record their events: before the jobs and the database stop. */
+  async drain(timeoutMs = 30_000): Promise<void> {
+    if (!this.inFlight.size) return;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+    await Promise.race([Promise.allSettled([...this.inFlight]), timeout]);
+    clearTimeout(timer);
+  }
+
+  /** Lets go of the lock connections. */
+  close(): Promise<void> {
+    return this.locks.close();
   }
 }

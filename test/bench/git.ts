@@ -44,8 +44,15 @@ async function rss(pid: number): Promise<number> {
   return match ? Number(match[1]) * 1024 : 0;
 }
 
-/** Resident memory of a process's descendants (the git processes it runs). */
-async function descendantsRss(root: number): Promise<number> {
+/** Proportional set size: resident memory with pages shared between processes (the mmapped packs) split among them. */
+async function pss(pid: number): Promise<number> {
+  const rollup = await fs.readFile(`/proc/${pid}/smaps_rollup`, 'utf8').catch(() => '');
+  const match = /^Pss:\s+(\d+) kB/m.exec(rollup);
+  return match ? Number(match[1]) * 1024 : 0;
+}
+
+/** Resident and proportional memory of a process's descendants (the git processes it runs). */
+async function descendantsMemory(root: number): Promise<{ rss: number; pss: number }> {
   const parents = new Map<number, number>();
   for (const name of await fs.readdir('/proc')) {
     if (!/^\d+$/.test(name)) continue;
@@ -57,8 +64,12 @@ async function descendantsRss(root: number): Promise<number> {
     for (let p = parents.get(pid); p; p = parents.get(p)) if (p === root) return true;
     return false;
   };
-  let total = 0;
-  for (const pid of parents.keys()) if (isDescendant(pid)) total += await rss(pid);
+  const total = { rss: 0, pss: 0 };
+  for (const pid of parents.keys()) {
+    if (!isDescendant(pid)) continue;
+    total.rss += await rss(pid);
+    total.pss += await pss(pid);
+  }
   return total;
 }
 
@@ -166,11 +177,14 @@ try {
   const rssBefore = await rss(pid);
   let rssPeak = rssBefore;
   let childrenPeak = 0;
+  let childrenPssPeak = 0;
   let sampling = true;
   const sampler = (async () => {
     while (sampling) {
       rssPeak = Math.max(rssPeak, await rss(pid));
-      childrenPeak = Math.max(childrenPeak, await descendantsRss(pid));
+      const children = await descendantsMemory(pid);
+      childrenPeak = Math.max(childrenPeak, children.rss);
+      childrenPssPeak = Math.max(childrenPssPeak, children.pss);
       await sleep(50);
     }
   })();
@@ -203,6 +217,7 @@ try {
     serviceRssPeakMb: mb(rssPeak),
     serviceRssGrowthMb: mb(rssPeak - rssBefore),
     gitProcessesRssPeakMb: mb(childrenPeak),
+    gitProcessesPssPeakMb: mb(childrenPssPeak),
   };
 
   console.log(
@@ -219,7 +234,8 @@ try {
   );
   console.log(
     `${CONCURRENT} concurrent clones              ${(crowd.ms / 1000).toFixed(1)} s; service RSS ${results.serviceRssBeforeMb} → ` +
-      `${results.serviceRssPeakMb} MB (+${results.serviceRssGrowthMb} MB, floor < 100); git processes peak ${results.gitProcessesRssPeakMb} MB`,
+      `${results.serviceRssPeakMb} MB (+${results.serviceRssGrowthMb} MB, floor < 100); git processes peak ` +
+      `${results.gitProcessesRssPeakMb} MB RSS, ${results.gitProcessesPssPeakMb} MB PSS (shared pack pages counted once)`,
   );
   console.log(`\n${JSON.stringify(results)}`);
 } finally {
