@@ -67,7 +67,8 @@ export async function receivePack(
         `core.hooksPath=${hosting.hooksDir}`,
         // git refuses a larger pack itself, with a message the client prints.
         `receive.maxInputSize=${services.config.gitMaxPushSize}`,
-        'receive.fsckObjects=true', // malformed or hostile objects never enter a repository
+        'receive.fsckObjects=true', // malformed or hostile objects never enter a repository...
+        'receive.fsck.zeroPaddedFilemode=ignore', // ...but old histories with this harmless quirk still push
         // Deleting the branch HEAD names (the default branch) is refused, as on GitHub, without
         // git's advice about server settings the pusher cannot change.
         'receive.denyDeleteCurrent=refuse',

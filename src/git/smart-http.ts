@@ -59,9 +59,8 @@ async function handle(services: Services, hosting: GitHosting, req: Request, res
   req.setTimeout(IDLE_TIMEOUT_MS, () => req.destroy());
   const dir = services.git.pathFor(access.repo.id);
   const gitProtocol = gitProtocolFrom(req.get('git-protocol'));
-  // Served the same whatever the repository's own config says (repositories created before a
-  // setting existed included): partial clone, and any object a filtered clone later asks for.
-  const fetchConfig = ['uploadpack.allowFilter=true', 'uploadpack.allowAnySHA1InWant=true'];
+  // Partial clone is served whatever the repository's own config says (repositories created before it).
+  const fetchConfig = ['uploadpack.allowFilter=true'];
 
   if (advertise) {
     const run = await advertiseRefs(res, { service, dir, config: service === 'upload-pack' ? fetchConfig : [], gitProtocol });
