@@ -101,7 +101,12 @@ describe('what strangers learn', () => {
   });
 
   test('the token works as Basic password (any user), as Basic user name alone, and as Bearer', async () => {
-    for (const headers of [basic(owner.token, 'anything'), basic('', owner.token), { authorization: `Bearer ${owner.token}` }]) {
+    for (const headers of [
+      basic(owner.token, 'anything'),
+      basic('', owner.token),
+      basic('x-oauth-basic', owner.token),
+      { authorization: `Bearer ${owner.token}` },
+    ]) {
       // private: only a valid token gets in
       expect((await infoRefs('private-repo', 'receive-pack', headers)).status).toBe(200);
     }

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { authorize, Permission } from '../auth/permissions.js';
 import type { Principal } from '../auth/principal.js';
+import { plausibleToken } from '../auth/tokens.js';
 import type { Services } from '../context.js';
 import { AppError } from '../graphql/errors.js';
 import type { Repository } from '../repositories/repository.entity.js';
@@ -10,8 +11,8 @@ export type GitAccess = { ok: true; repo: Repository; viewer: Principal | null }
 
 /**
  * The token of a git request: HTTP Basic with the token as password (any
- * user name; a token given as the user name with no password works too, as
- * `https://<token>@host/...` URLs send it), or `Bearer <token>`.
+ * user name; a token given as the user name with no or a dummy password works
+ * too, as `https://<token>@host/...` URLs send it), or `Bearer <token>`.
  * `undefined`: no credentials; `null`: an Authorization header we cannot read.
  */
 export function tokenFrom(header: string | undefined): string | null | undefined {
@@ -25,6 +26,8 @@ export function tokenFrom(header: string | undefined): string | null | undefined
   if (colon < 0) return null;
   const user = decoded.slice(0, colon);
   const password = decoded.slice(colon + 1);
+  // `<token>:x-oauth-basic` (GitHub's form) puts the token in the user name.
+  if (!plausibleToken(password) && plausibleToken(user)) return user;
   return password || user || null;
 }
 
