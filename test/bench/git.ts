@@ -110,12 +110,22 @@ async function generateRepository(git: GitSandbox, dir: string): Promise<void> {
 const root = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-bench-git-'));
 const git = await GitSandbox.create();
 const server = await CairnServer.start({ embedded: true, env: { LOG_LEVEL: 'info' } });
+let watching = false;
 try {
   const admin = adminClient(server);
   const repo = (await admin.post('/repos', { name: 'bench' })).body as { id: string };
   const url = remoteUrl(server, 'admin', 'bench', server.adminToken);
   const onDisk = path.join(server.dataDir, 'repositories', `${repo.id}.git`);
   const pid = server.process!.pid!;
+  const rssAtStart = await rss(pid); // before any git traffic
+  let rssPeakOverall = rssAtStart;
+  watching = true;
+  const watcher = (async () => {
+    while (watching) {
+      rssPeakOverall = Math.max(rssPeakOverall, await rss(pid));
+      await sleep(100);
+    }
+  })();
 
   const source = path.join(root, 'source.git');
   const generated = await timed(() => generateRepository(git, source));
@@ -190,7 +200,8 @@ try {
   })();
   const crowd = await timed(() => Promise.all(Array.from({ length: CONCURRENT }, (_, i) => cloneThrough(path.join(root, `crowd-${i}`)))));
   sampling = false;
-  await sampler;
+  watching = false;
+  await Promise.all([sampler, watcher]);
   await Promise.all(Array.from({ length: CONCURRENT }, (_, i) => fs.rm(path.join(root, `crowd-${i}`), { recursive: true, force: true })));
 
   const cpu = shares(cpuBefore, await cpuTimes());
@@ -213,6 +224,8 @@ try {
     cloneSamples: { cairn: samples.cairn.map(Math.round), local: samples.local.map(Math.round) },
     concurrentClones: CONCURRENT,
     concurrentWallMs: Math.round(crowd.ms),
+    serviceRssAtStartMb: mb(rssAtStart),
+    serviceRssPeakOverallMb: mb(Math.max(rssPeakOverall, rssPeak)),
     serviceRssBeforeMb: mb(rssBefore),
     serviceRssPeakMb: mb(rssPeak),
     serviceRssGrowthMb: mb(rssPeak - rssBefore),
@@ -237,8 +250,13 @@ try {
       `${results.serviceRssPeakMb} MB (+${results.serviceRssGrowthMb} MB, floor < 100); git processes peak ` +
       `${results.gitProcessesRssPeakMb} MB RSS, ${results.gitProcessesPssPeakMb} MB PSS (shared pack pages counted once)`,
   );
+  console.log(
+    `service RSS over the whole run          ${results.serviceRssAtStartMb} MB at start (before any git traffic), ` +
+      `${results.serviceRssPeakOverallMb} MB at most`,
+  );
   console.log(`\n${JSON.stringify(results)}`);
 } finally {
+  watching = false;
   await server.destroy();
   await git.cleanup();
   await fs.rm(root, { recursive: true, force: true });
