@@ -8,6 +8,10 @@ import type { Services } from './context.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres.js';
 import { openDatabase } from './db/orm.js';
 import { EventRecorder } from './events/event-recorder.js';
+import { GitHosting } from './git/hosting.js';
+import { maintenanceJobs, maintenanceScheduler } from './git/maintenance.js';
+import { reconcileAll } from './git/reconcile.js';
+import { createGitRouter } from './git/smart-http.js';
 import { GitStorage } from './git/storage.js';
 import { startApollo } from './graphql/apollo.js';
 import { getSchema } from './graphql/schema.js';
@@ -52,10 +56,20 @@ export async function startService(config: Config, log: Logger): Promise<Running
     events.onRecord(webhooks.fanOut());
     const services: Services = { config, log, orm, git, events, auth: new TokenAuthenticator(orm.em.fork(), log), webhooks };
 
-    const agenda: Agenda = await startAgenda(config, databaseUrl, log, [webhooks.jobs()]);
+    // Git hosting: hooks, locks, then the refs of every repository reconciled with the disk
+    // before anything is served (a crash may have left ref updates without events).
+    const hosting = await GitHosting.start(config.dataDir, databaseUrl);
+    cleanups.push(() => hosting.close());
+    await reconcileAll(services, hosting);
+
+    const agenda: Agenda = await startAgenda(config, databaseUrl, log, [maintenanceJobs(services, hosting.locks), webhooks.jobs()]);
     cleanups.push(() => agenda.stop());
-    cleanups.push(() => webhooks.stop()); // runs before agenda.stop: attempts in flight finish first
+    hosting.onPush(maintenanceScheduler(agenda, log));
     await webhooks.start(agenda, embedded !== null);
+    // Cleanups run in reverse: pushes in flight record their events, then attempts in flight
+    // finish, then jobs, git hosting and the database stop.
+    cleanups.push(() => webhooks.stop());
+    cleanups.push(() => hosting.drain());
 
     const schema = await getSchema();
     const apollo = await startApollo(schema, log);
@@ -66,10 +80,13 @@ export async function startService(config: Config, log: Logger): Promise<Running
       await agenda.getRunningStats();
       return true;
     };
-    const app = createApp({ services, schema, apollo, metrics, ready });
+    const app = createApp({ services, schema, apollo, metrics, ready, extraRouters: [createGitRouter(services, hosting)] });
 
     const server = http.createServer(app);
     server.keepAliveTimeout = 65_000;
+    // No deadline for a whole request: a large push over a slow link legitimately takes longer than
+    // Node's default 5 minutes. Headers still must arrive within headersTimeout (slow-loris guard).
+    server.requestTimeout = 0;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.port, config.host, () => resolve());

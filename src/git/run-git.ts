@@ -20,10 +20,19 @@ export class GitCommandError extends Error {
  * stdin, for the small administrative commands whose output fits in memory.
  * Pack transfer streams through its own spawn in the transport module.
  */
-export function runGit(
+export async function runGit(
   args: string[],
   options: { cwd?: string; input?: string | Buffer; env?: NodeJS.ProcessEnv } = {},
 ): Promise<GitResult> {
+  const { stdout, stderr } = await runGitRaw(args, options);
+  return { stdout: stdout.toString('utf8'), stderr };
+}
+
+/** `runGit` with stdout as bytes (file contents, which need not be text). */
+export function runGitRaw(
+  args: string[],
+  options: { cwd?: string; input?: string | Buffer; env?: NodeJS.ProcessEnv } = {},
+): Promise<{ stdout: Buffer; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn('git', args, {
       cwd: options.cwd,
@@ -36,9 +45,9 @@ export function runGit(
     child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
     child.on('error', reject);
     child.on('close', (code) => {
-      const result = { stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
-      if (code === 0) resolve(result);
-      else reject(new GitCommandError(args, code, result.stderr));
+      const stderr = Buffer.concat(err).toString('utf8');
+      if (code === 0) resolve({ stdout: Buffer.concat(out), stderr });
+      else reject(new GitCommandError(args, code, stderr));
     });
     child.stdin.on('error', () => undefined); // git may exit before reading all input
     child.stdin.end(options.input ?? '');

@@ -3,12 +3,21 @@ import type { GraphQLSchema } from 'graphql';
 import { GraphQLDateTime } from 'graphql-scalars';
 import { buildSchema } from 'type-graphql';
 import { AuthResolver } from '../auth/auth.resolver.js';
+import { GitResolver } from '../git/git.resolver.js';
 import { IssueResolver } from '../issues/issue.resolver.js';
 import { RepositoryResolver } from '../repositories/repository.resolver.js';
 import { DeliveryResolver, RepositoryWebhooksResolver, WebhookResolver } from '../webhooks/webhook.resolver.js';
 
 /** Every resolver of the service; a capability adds its resolvers here. */
-const RESOLVERS = [AuthResolver, RepositoryResolver, IssueResolver, WebhookResolver, RepositoryWebhooksResolver, DeliveryResolver] as const;
+const RESOLVERS = [
+  AuthResolver,
+  RepositoryResolver,
+  IssueResolver,
+  GitResolver,
+  WebhookResolver,
+  RepositoryWebhooksResolver,
+  DeliveryResolver,
+] as const;
 
 let built: Promise<GraphQLSchema> | undefined;
 

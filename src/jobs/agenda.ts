@@ -1,3 +1,4 @@
+import type { PostgresJobRepository } from '@agendajs/postgres-backend';
 import { Agenda } from 'agenda';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
@@ -11,9 +12,19 @@ export type JobDefinitions = (agenda: Agenda) => void | Promise<void>;
  * store, so several service processes on one database run each job once.
  */
 export async function startAgenda(config: Config, databaseUrl: string, log: Logger, definitions: JobDefinitions[]): Promise<Agenda> {
-  const backend = config.mongodbUrl
-    ? new (await import('@agendajs/mongo-backend')).MongoBackend({ address: config.mongodbUrl })
-    : new (await import('@agendajs/postgres-backend')).PostgresBackend({ connectionString: databaseUrl, tableName: 'agenda_jobs' });
+  let backend;
+  if (config.mongodbUrl) {
+    backend = new (await import('@agendajs/mongo-backend')).MongoBackend({ address: config.mongodbUrl });
+  } else {
+    const { PostgresBackend } = await import('@agendajs/postgres-backend');
+    backend = new PostgresBackend({ connectionString: databaseUrl, tableName: 'agenda_jobs' });
+    // The backend's pool has no error listener. `pool.end()` does not wait for its idle connections to
+    // close, so when the database stops right after Agenda (shutdown on a busy machine), one of them can
+    // receive "terminating connection due to administrator command" and, unheard, crash the process.
+    (backend.repository as PostgresJobRepository)
+      .getPool()
+      .on('error', (error: Error) => log.warn({ err: error }, 'agenda database connection error'));
+  }
   const agenda = new Agenda({ backend, processEvery: '5 seconds', maxConcurrency: 64, defaultConcurrency: 8 });
   agenda.on('error', (error: unknown) => log.error({ err: error }, 'agenda error'));
   for (const define of definitions) await define(agenda);

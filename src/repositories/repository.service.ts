@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { authorize, Permission, readableRepositoriesCondition } from '../auth/permissions.js';
 import { grants, type Scope } from '../auth/scopes.js';
 import { User } from '../auth/user.entity.js';
+import { saveRecordedRefs } from '../git/refs.js';
 import type { RequestContext } from '../context.js';
 import { AppError, conflict, invalid, notFound, Problems } from '../graphql/errors.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
@@ -18,10 +19,22 @@ import { openIssuesCountSql, Repository } from './repository.entity.js';
  */
 export async function findRepository(em: EntityManager, id: string): Promise<Repository | null> {
   if (!looksLikeId('repo', id)) return null;
+  return loadRepository(em, 'r.id = ?', [id]);
+}
+
+/**
+ * Loads a repository by owner login and name (case-insensitive) with its owner; null when there is none.
+ * No permission check: git over HTTP applies its own rules (anonymous reads, 401 challenges).
+ */
+export async function findRepositoryByName(em: EntityManager, owner: string, name: string): Promise<Repository | null> {
+  return loadRepository(em, 'u.login_key = ? and r.name_key = ?', [owner.toLowerCase(), name.toLowerCase()]);
+}
+
+async function loadRepository(em: EntityManager, condition: string, params: unknown[]): Promise<Repository | null> {
   const rows = await em.execute<Array<Record<string, unknown> & { owner_row: Record<string, unknown> }>>(
     `select r.*, ${openIssuesCountSql('r')} as open_issues_count, to_jsonb(u) as owner_row
-       from repositories r join users u on u.id = r.owner_id where r.id = ?`,
-    [id],
+       from repositories r join users u on u.id = r.owner_id where ${condition}`,
+    params,
   );
   if (!rows[0]) return null;
   const { owner_row: ownerRow, ...repositoryRow } = rows[0];
@@ -99,9 +112,12 @@ export async function createRepository(ctx: RequestContext, input: CreateReposit
       createdOnDisk = repo.id;
       if (input.autoInit) {
         const readme = `# ${repo.name}\n${repo.description ? `\n${repo.description}\n` : ''}`;
-        await git.initialCommit(repo.id, defaultBranch, { name: owner.login, email: owner.email }, 'Initial commit', [
+        const sha = await git.initialCommit(repo.id, defaultBranch, { name: owner.login, email: owner.email }, 'Initial commit', [
           { path: 'README.md', content: readme },
         ]);
+        // Known to the recorded refs, so reconciliation sees nothing to announce. Like GitHub, the
+        // initial commit of a new repository sends no push or branch_create: `repository` created says it.
+        await saveRecordedRefs(em, repo.id, [{ ref: `refs/heads/${defaultBranch}`, sha }]);
         repo.empty = false;
         repo.pushedAt = new Date();
       }

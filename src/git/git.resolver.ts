@@ -1,0 +1,63 @@
+import { Arg, Args, Ctx, FieldResolver, Resolver, Root } from 'type-graphql';
+import type { RequestContext } from '../context.js';
+import { PageArgs, resolvePage } from '../graphql/pagination.js';
+import { Repository } from '../repositories/repository.entity.js';
+import { listBranches, listCommits, listTags, readBlob, readTree } from './browse.js';
+import { Blob, BranchConnection, CommitConnection, TagConnection, TreeEntry } from './git.types.js';
+
+/**
+ * Browsing a repository's git data (read-only), for frontends. These are
+ * fields of `Repository`, so the repository was already found and its read
+ * permission checked by the query that returned it.
+ */
+@Resolver(() => Repository)
+export class GitResolver {
+  @FieldResolver(() => BranchConnection, { description: 'Branches in name order.' })
+  branches(@Root() repo: Repository, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: RequestContext) {
+    return listBranches(ctx.services.git.pathFor(repo.id), repo.defaultBranch, resolvePage(page));
+  }
+
+  @FieldResolver(() => TagConnection, { description: 'Tags, newest first.' })
+  tags(@Root() repo: Repository, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: RequestContext) {
+    return listTags(ctx.services.git.pathFor(repo.id), resolvePage(page));
+  }
+
+  @FieldResolver(() => CommitConnection, {
+    description: 'History reachable from `ref` (a branch, tag or commit sha; default: the default branch), newest first.',
+  })
+  async commits(
+    @Root() repo: Repository,
+    @Arg('ref', () => String, { nullable: true }) ref: string | null,
+    @Args(() => PageArgs) page: PageArgs,
+    @Ctx() ctx: RequestContext,
+  ) {
+    const resolved = resolvePage(page);
+    if (repo.empty && ref == null) return { nodes: [], totalCount: 0, limit: resolved.limit, offset: resolved.offset, hasMore: false };
+    return listCommits(ctx.services.git.pathFor(repo.id), ref ?? repo.defaultBranch, resolved);
+  }
+
+  @FieldResolver(() => [TreeEntry], {
+    description: 'The directory at `path` (default: the root) at `ref` (default: the default branch). NOT_FOUND when it does not exist.',
+  })
+  tree(
+    @Root() repo: Repository,
+    @Arg('ref', () => String, { nullable: true }) ref: string | null,
+    @Arg('path', () => String, { defaultValue: '' }) path: string,
+    @Ctx() ctx: RequestContext,
+  ): Promise<TreeEntry[]> {
+    return readTree(ctx.services.git.pathFor(repo.id), ref ?? repo.defaultBranch, path);
+  }
+
+  @FieldResolver(() => Blob, {
+    nullable: true,
+    description: 'The file at `path` and `ref` (default: the default branch). NOT_FOUND when it does not exist or is not a file.',
+  })
+  blob(
+    @Root() repo: Repository,
+    @Arg('path', () => String) path: string,
+    @Arg('ref', () => String, { nullable: true }) ref: string | null,
+    @Ctx() ctx: RequestContext,
+  ): Promise<Blob> {
+    return readBlob(ctx.services.git.pathFor(repo.id), ref ?? repo.defaultBranch, path);
+  }
+}

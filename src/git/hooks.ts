@@ -1,0 +1,32 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+/** Environment variable naming the file the post-receive hook writes a push's ref updates to. */
+export const PUSH_REPORT_ENV = 'CAIRN_PUSH_REPORT';
+
+/**
+ * `post-receive`: git runs it once the refs of a push are updated, with one
+ * `<old> <new> <ref>` line per updated ref on stdin: the exact updates of
+ * that push, whatever raced around it. It only saves them (atomically, so a
+ * half-written report never exists); the service reads the file after
+ * receive-pack exits and records the events.
+ */
+const POST_RECEIVE = `#!/bin/sh
+# Cairn: hands the ref updates of this push to the service (src/git/receive.ts).
+[ -n "$${PUSH_REPORT_ENV}" ] || exit 0
+cat > "$${PUSH_REPORT_ENV}.tmp" && mv "$${PUSH_REPORT_ENV}.tmp" "$${PUSH_REPORT_ENV}"
+`;
+
+/**
+ * Writes Cairn's hook into a directory of the data dir, shared by every
+ * repository through `-c core.hooksPath=...` on each receive-pack run (no
+ * per-repository hook files to keep up to date). Rewritten at every start.
+ */
+export async function installHooks(dataDir: string): Promise<string> {
+  const dir = path.join(dataDir, 'git-hooks');
+  await fs.mkdir(dir, { recursive: true });
+  const file = path.join(dir, 'post-receive');
+  await fs.writeFile(`${file}.new`, POST_RECEIVE, { mode: 0o755 });
+  await fs.rename(`${file}.new`, file);
+  return dir;
+}

@@ -1,0 +1,36 @@
+import type { ServerResponse } from 'node:http';
+import { setNoCache, type ServiceRun } from './transport.js';
+
+/**
+ * A plain-text error: git prints the body of a text/plain error response to
+ * the user (as `remote: ...`), so the message is written for a person.
+ */
+export function sendGitError(res: ServerResponse, status: number, message: string): void {
+  if (res.headersSent || res.destroyed) return;
+  res.statusCode = status;
+  if (status === 401) res.setHeader('WWW-Authenticate', 'Basic realm="Cairn"');
+  res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  setNoCache(res);
+  res.end(`${message}\n`);
+}
+
+/**
+ * Ends the response of a git run. Once git has written anything, the
+ * status is out and git's own protocol carries any error; before that, a
+ * body we refused or a git that failed without a word is the request's
+ * fault (malformed protocol input), never a 5xx.
+ */
+export function finishGitResponse(res: ServerResponse, run: ServiceRun): void {
+  if (run.responded || res.headersSent) {
+    if (!res.writableEnded) res.end();
+    return;
+  }
+  if (run.bodyError) return sendGitError(res, run.bodyError.status, run.bodyError.message);
+  if (run.code === 0) {
+    res.statusCode = 200;
+    setNoCache(res);
+    res.end();
+    return;
+  }
+  sendGitError(res, 400, 'git could not process this request.');
+}

@@ -1,0 +1,70 @@
+import fs from 'node:fs/promises';
+import type { Agenda, Job } from 'agenda';
+import type { Services } from '../context.js';
+import type { JobDefinitions } from '../jobs/agenda.js';
+import type { Logger } from '../logger.js';
+import type { RepositoryLocks } from './repository-lock.js';
+import { runGit } from './run-git.js';
+
+export const MAINTENANCE_JOB = 'git-maintenance';
+/** A burst of pushes to one repository is maintained once, this long after the last of them... */
+const QUIET_MS = 10_000;
+/** ...but at least this often while the pushes keep coming. */
+const MAX_WAIT_MS = 5 * 60_000;
+
+interface MaintenanceData {
+  repositoryId: string;
+}
+
+/**
+ * Housekeeping after pushes, in an Agenda job (never inside a request), so
+ * that fetches stay fast as repositories grow:
+ * - `gc --auto`: git's own thresholds decide whether to pack loose objects,
+ *   consolidate packs and prune garbage (in the foreground of the job);
+ * - a geometric repack with a multi-pack index and its reachability bitmap:
+ *   keeps the number of packs logarithmic and gives upload-pack bitmaps,
+ *   without rewriting the big pack after every push;
+ * - an incremental commit-graph (with changed-path filters), for history walks.
+ * git's locking makes all of it safe beside concurrent pushes and clones.
+ */
+export async function maintainRepository(services: Services, locks: RepositoryLocks, repositoryId: string): Promise<void> {
+  const dir = services.git.pathFor(repositoryId);
+  if (!(await fs.stat(dir).catch(() => null))) return; // deleted since
+  const lock = await locks.acquire('maintenance', repositoryId, { waitMs: 0 });
+  if (!lock) return; // another process is maintaining it right now
+  const started = performance.now();
+  try {
+    await runGit(['-c', 'gc.autoDetach=false', 'gc', '--auto', '--quiet'], { cwd: dir });
+    await runGit(['repack', '-d', '--geometric=2', '--write-midx', '--write-bitmap-index', '--quiet'], { cwd: dir });
+    await runGit(['commit-graph', 'write', '--reachable', '--split', '--changed-paths'], { cwd: dir });
+    services.log.info({ repositoryId, ms: Math.round(performance.now() - started) }, 'repository maintained');
+  } finally {
+    await lock.release();
+  }
+}
+
+export function maintenanceJobs(services: Services, locks: RepositoryLocks): JobDefinitions {
+  return (agenda) => {
+    agenda.define(
+      MAINTENANCE_JOB,
+      async (job: Job<MaintenanceData>) => {
+        await maintainRepository(services, locks, job.attrs.data.repositoryId);
+      },
+      { concurrency: 2, lockLifetime: 60 * 60_000 },
+    );
+  };
+}
+
+/**
+ * Queues maintenance of a repository: one job per repository (debounced on
+ * its id), pushed back by each push, so a burst of pushes costs one run.
+ */
+export function maintenanceScheduler(agenda: Agenda, log: Logger): (repositoryId: string) => void {
+  return (repositoryId) => {
+    agenda
+      .nowDebounced<MaintenanceData>(MAINTENANCE_JOB, { repositoryId }, { 'data.repositoryId': repositoryId }, QUIET_MS, {
+        maxWait: MAX_WAIT_MS,
+      })
+      .catch((error: unknown) => log.warn({ err: error, repositoryId }, 'could not schedule repository maintenance'));
+  };
+}

@@ -1,0 +1,105 @@
+import type { EventType } from '../events/event-types.js';
+import { mapLimit } from './concurrency.js';
+import { describeCommits, isAncestor, newCommits, peelToCommits, type PushCommit } from './commits.js';
+import type { RefUpdate, RefUpdatePlan } from './ref-updates.js';
+import { ZERO_SHA } from './refs.js';
+
+/** Who a ref change is credited to: `sender` of the events and `pusher` of the push payload. */
+export interface GitActor {
+  id: string;
+  login: string;
+  email: string;
+}
+
+/** An event to record, in order, for a set of ref updates. */
+export interface EventDraft {
+  type: Extract<EventType, 'push' | 'branch_create' | 'branch_delete' | 'tag_create' | 'tag_delete'>;
+  actor: GitActor;
+  fields: Record<string, unknown>;
+}
+
+type RefKind = { type: 'branch'; name: string } | { type: 'tag'; name: string } | null;
+
+function refKind(ref: string): RefKind {
+  if (ref.startsWith('refs/heads/')) return { type: 'branch', name: ref.slice('refs/heads/'.length) };
+  if (ref.startsWith('refs/tags/')) return { type: 'tag', name: ref.slice('refs/tags/'.length) };
+  return null;
+}
+
+/**
+ * The §7 events for a set of ref updates, per update in order:
+ * `branch_create`/`tag_create` when it creates a branch or tag, `push`, and
+ * `branch_delete`/`tag_delete` when it deletes one.
+ *
+ * `push.commits` are the commits new to the repository (reachable from the
+ * new tip and from none of the tips it had before), at most 2048 (the newest,
+ * oldest first), `total_commits` counts them all; `head_commit` is the commit
+ * the ref now points at (a tag peeled), null for a deletion.
+ */
+export async function pushEventDrafts(
+  dir: string,
+  plan: RefUpdatePlan,
+  actors: { push: GitActor; outside: GitActor },
+): Promise<EventDraft[]> {
+  const { updates, previousTips } = plan;
+  const peeled = await peelToCommits(
+    dir,
+    updates.flatMap((update) => [update.before, update.after]).filter((sha) => sha !== ZERO_SHA),
+  );
+
+  const perUpdate = await mapLimit(updates, 4, async (update) => {
+    const head = update.after === ZERO_SHA ? null : (peeled.get(update.after) ?? null);
+    const [listed, forced] = await Promise.all([
+      head ? newCommits(dir, update.after, previousTips) : { total: 0, shas: [] },
+      wasForced(dir, update, peeled),
+    ]);
+    return { update, head, listed, forced };
+  });
+
+  const described = await describeCommits(
+    dir,
+    perUpdate.flatMap(({ head, listed }) => (head ? [...listed.shas, head] : listed.shas)),
+  );
+
+  const drafts: EventDraft[] = [];
+  for (const { update, head, listed, forced } of perUpdate) {
+    const actor = actors[update.cause];
+    const kind = refKind(update.ref);
+    const created = update.before === ZERO_SHA;
+    const deleted = update.after === ZERO_SHA;
+    const refEvent = (action: 'create' | 'delete', sha: string): EventDraft => ({
+      type: `${kind!.type}_${action}`,
+      actor,
+      fields: { ref: update.ref, ref_name: kind!.name, ref_type: kind!.type, sha },
+    });
+
+    if (kind && created) drafts.push(refEvent('create', update.after));
+    drafts.push({
+      type: 'push',
+      actor,
+      fields: {
+        ref: update.ref,
+        before: update.before,
+        after: update.after,
+        created,
+        deleted,
+        forced,
+        total_commits: listed.total,
+        commits: listed.shas.map((sha) => described.get(sha)).filter((commit): commit is PushCommit => !!commit),
+        head_commit: (head && described.get(head)) ?? null,
+        pusher: { name: actor.login, email: actor.email },
+      },
+    });
+    if (kind && deleted) drafts.push(refEvent('delete', update.before));
+  }
+  return drafts;
+}
+
+/** A push is forced when the old tip is not an ancestor of the new one (history was rewritten). */
+async function wasForced(dir: string, update: RefUpdate, peeled: Map<string, string | null>): Promise<boolean> {
+  if (update.before === ZERO_SHA || update.after === ZERO_SHA) return false;
+  const from = peeled.get(update.before);
+  const to = peeled.get(update.after);
+  if (!from || !to) return true; // not commits: nothing can fast-forward
+  return !(await isAncestor(dir, from, to));
+}

@@ -1,0 +1,25 @@
+import { OptionalProps } from '@mikro-orm/core';
+import { Entity, ManyToOne, Property } from '@mikro-orm/decorators/legacy';
+import { Repository } from '../repositories/repository.entity.js';
+
+/**
+ * A push in flight: written (and committed) before `receive-pack` may touch a
+ * repository's refs, deleted in the transaction that records the push's events.
+ * A row that outlives its push marks an interrupted push, and names the user
+ * that reconciliation credits with the changes it finds. Pushes to one
+ * repository are serialised, so there is at most one row per repository.
+ */
+@Entity({ tableName: 'git_push_journal' })
+export class PushJournal {
+  [OptionalProps]?: 'startedAt';
+
+  @ManyToOne(() => Repository, { primary: true, deleteRule: 'cascade' })
+  repository!: Repository;
+
+  /** Not a foreign key: the record must survive anything that happens to the account meanwhile. */
+  @Property({ type: 'text' })
+  userId!: string;
+
+  @Property({ type: 'datetime' })
+  startedAt: Date = new Date();
+}

@@ -1,0 +1,129 @@
+import express, { type Request, type Response } from 'express';
+import type { Services } from '../context.js';
+import { gitAccess, tokenFrom } from './git-auth.js';
+import type { GitHosting } from './hosting.js';
+import { finishGitResponse, sendGitError } from './http-answers.js';
+import { receivePack } from './receive.js';
+import { advertiseRefs, gitProtocolFrom, runRpc, type GitService } from './transport.js';
+
+/** `/:owner/:repo(.git)?/<endpoint>`; anything else is not git's and falls through to the REST facade. */
+const GIT_PATH = /^\/([^/]+)\/([^/]+)\/(info\/refs|git-upload-pack|git-receive-pack)$/;
+const OWNER = /^[A-Za-z0-9-]{1,39}$/;
+const REPOSITORY = /^[A-Za-z0-9._-]{1,100}$/;
+/** A fetch request is wants, haves and options: generous, but not endless. */
+const MAX_FETCH_REQUEST_BYTES = 100 * 1024 * 1024;
+/**
+ * A connection silent in both directions this long is dropped, so a stalled client cannot hold a
+ * repository's push lock or a fetch slot forever. git keeps busy connections alive on its own
+ * (sideband keepalives every 5 s while it prepares or indexes a pack).
+ */
+const IDLE_TIMEOUT_MS = 5 * 60_000;
+
+interface GitRequest {
+  owner: string;
+  name: string;
+  service: GitService;
+  /** `info/refs` (the advertisement) or the POST that carries the protocol exchange. */
+  advertise: boolean;
+}
+
+/**
+ * Git smart HTTP (§6) at `{CAIRN_BASE_URL}/:owner/:repo.git` (suffix
+ * optional): `GET info/refs?service=...`, `POST git-upload-pack`,
+ * `POST git-receive-pack`. The protocol itself is the git binary's; this
+ * only authenticates, finds the repository and streams.
+ */
+export function createGitRouter(services: Services, hosting: GitHosting): express.Router {
+  const router = express.Router();
+  router.use((req, res, next) => {
+    const match = GIT_PATH.exec(req.path);
+    if (!match) return next();
+    handle(services, hosting, req, res, match).catch((error: unknown) => {
+      services.log.error({ err: error, path: req.path }, 'git request failed');
+      if (!res.headersSent) sendGitError(res, 500, 'Internal error.');
+      else res.destroy();
+    });
+  });
+  return router;
+}
+
+async function handle(services: Services, hosting: GitHosting, req: Request, res: Response, match: RegExpExecArray): Promise<void> {
+  const parsed = parseGitRequest(req, match);
+  if ('status' in parsed) return sendGitError(res, parsed.status, parsed.message);
+  const { owner, name, service, advertise } = parsed;
+
+  const em = services.orm.em.fork();
+  const access = await gitAccess(services, em, tokenFrom(req.get('authorization')), owner, name, service === 'receive-pack');
+  if (!access.ok) return sendGitError(res, access.status, access.message);
+
+  req.setTimeout(IDLE_TIMEOUT_MS, () => req.destroy());
+  const dir = services.git.pathFor(access.repo.id);
+  const gitProtocol = gitProtocolFrom(req.get('git-protocol'));
+  // Partial clone is served whatever the repository's own config says (repositories created before it).
+  const fetchConfig = ['uploadpack.allowFilter=true'];
+
+  if (advertise) {
+    const run = await advertiseRefs(res, { service, dir, config: service === 'upload-pack' ? fetchConfig : [], gitProtocol });
+    return finishGitResponse(res, run);
+  }
+  if (service === 'receive-pack') {
+    return hosting.track(receivePack(services, hosting, req, res, access.repo, access.viewer!, gitProtocol));
+  }
+  const release = await hosting.fetchSlots.acquire();
+  try {
+    if (res.destroyed) return; // gave up while waiting for a slot
+    const run = await runRpc(req, res, {
+      service,
+      dir,
+      config: fetchConfig,
+      gitProtocol,
+      maxBodyBytes: MAX_FETCH_REQUEST_BYTES,
+      killOnDisconnect: true,
+    });
+    if (run.code !== 0 && run.signal !== 'SIGTERM') {
+      services.log.warn({ repositoryId: access.repo.id, code: run.code, stderr: run.stderr }, 'upload-pack failed');
+    }
+    finishGitResponse(res, run);
+  } finally {
+    release();
+  }
+}
+
+function parseGitRequest(req: Request, match: RegExpExecArray): GitRequest | { status: 403 | 404 | 405 | 415; message: string } {
+  let owner: string;
+  let repository: string;
+  try {
+    owner = decodeURIComponent(match[1]!);
+    repository = decodeURIComponent(match[2]!);
+  } catch {
+    return { status: 404, message: 'Repository not found.' };
+  }
+  const name = repository.endsWith('.git') ? repository.slice(0, -4) : repository;
+  // Names are looked up in the database, never joined into a path, but a name that cannot exist
+  // (`..`, `%2F`, a NUL) is answered at once.
+  if (!OWNER.test(owner) || !REPOSITORY.test(name) || name === '.' || name === '..') {
+    return { status: 404, message: 'Repository not found.' };
+  }
+
+  const endpoint = match[3]!;
+  if (endpoint === 'info/refs') {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return methodNotAllowed(req, 'GET');
+    const requested = req.query.service;
+    if (requested !== 'git-upload-pack' && requested !== 'git-receive-pack') {
+      return { status: 403, message: 'Cairn serves the smart HTTP protocol only: use git 1.6.6 or newer.' };
+    }
+    return { owner, name, service: requested.slice(4) as GitService, advertise: true };
+  }
+  const service = endpoint.slice(4) as GitService;
+  if (req.method !== 'POST') return methodNotAllowed(req, 'POST');
+  const contentType = (req.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (contentType !== `application/x-git-${service}-request`) {
+    return { status: 415, message: `Expected Content-Type application/x-git-${service}-request.` };
+  }
+  return { owner, name, service, advertise: false };
+}
+
+function methodNotAllowed(req: Request, allowed: string): { status: 405; message: string } {
+  req.res?.setHeader('Allow', allowed);
+  return { status: 405, message: `${req.method} is not allowed here (allowed: ${allowed}).` };
+}

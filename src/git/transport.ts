@@ -1,0 +1,250 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Transform, type TransformCallback } from 'node:stream';
+import zlib from 'node:zlib';
+
+/** The two smart-protocol services git clients ask for. */
+export type GitService = 'upload-pack' | 'receive-pack';
+
+export interface ServiceRun {
+  /** Exit code of git (null when it was killed). */
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Whether any output reached the response (after which the status can no longer change). */
+  responded: boolean;
+  /** The end of git's stderr, for logs only (it can name paths on disk). */
+  stderr: string;
+  /** Why the request body could not be passed on, if it could not. */
+  bodyError?: BodyError;
+}
+
+export class BodyError extends Error {
+  constructor(
+    readonly status: 400 | 413 | 415,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The headers git-http-backend sends so that no proxy caches protocol traffic. */
+export function setNoCache(res: ServerResponse): void {
+  res.setHeader('Expires', 'Fri, 01 Jan 1980 00:00:00 GMT');
+  res.setHeader('Pragma', 'no-cache');
+  res.setHeader('Cache-Control', 'no-cache, max-age=0, must-revalidate');
+}
+
+/** `GIT_PROTOCOL` from the `Git-Protocol` header, when it looks like one (`version=2`, `key=value:key`). */
+export function gitProtocolFrom(header: string | undefined): string | undefined {
+  return header && /^[A-Za-z0-9._=:-]{1,256}$/.test(header) ? header : undefined;
+}
+
+/** Protocol v2 answers `info/refs` with capabilities only, without the v0 `# service=` preamble. */
+export function wantsV2(gitProtocol: string | undefined): boolean {
+  return !!gitProtocol && gitProtocol.split(':').includes('version=2');
+}
+
+/** A pkt-line: 4 hex digits of length (including themselves), then the payload. */
+export function pktLine(payload: string): string {
+  return (Buffer.byteLength(payload) + 4).toString(16).padStart(4, '0') + payload;
+}
+
+interface SpawnOptions {
+  service: GitService;
+  dir: string;
+  /** `-c name=value` settings for this run. */
+  config: string[];
+  gitProtocol?: string;
+  env?: Record<string, string>;
+}
+
+/**
+ * The service's environment without its secrets (database URLs, the admin token, the secret key):
+ * git and the hooks it runs for a client's request have no use for them.
+ */
+const gitEnvironment = Object.fromEntries(
+  Object.entries(process.env).filter(([name]) => !/^(CAIRN_|DATABASE_URL$|MONGODB_URL$|PG)/.test(name)),
+);
+
+function spawnService(options: SpawnOptions, extraArgs: string[]): ChildProcessWithoutNullStreams {
+  const args = [...options.config.flatMap((setting) => ['-c', setting]), options.service, '--stateless-rpc', ...extraArgs, options.dir];
+  return spawn('git', args, {
+    env: {
+      ...gitEnvironment,
+      GIT_TERMINAL_PROMPT: '0',
+      ...(options.gitProtocol ? { GIT_PROTOCOL: options.gitProtocol } : {}),
+      ...options.env,
+    },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+}
+
+/**
+ * Streams git's stdout into the response with backpressure (`pipe`), so
+ * memory stays flat whatever the pack size. The status and headers go out
+ * with the first byte of output: until then a failing git can still get an
+ * honest error status. Resolves when git has exited and its output is written.
+ * The response is not ended: the caller decides when (after recording a push).
+ */
+function relay(
+  child: ChildProcessWithoutNullStreams,
+  res: ServerResponse,
+  startResponse: () => void,
+  onClientGone: () => void,
+): Promise<Omit<ServiceRun, 'bodyError'>> {
+  return new Promise((resolve) => {
+    let stderr = '';
+    let responded = false;
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+    let outputEnded = false;
+    const finish = () => {
+      if (exit && outputEnded) {
+        res.off('close', clientGone);
+        resolve({ ...exit, responded, stderr });
+      }
+    };
+    const clientGone = () => {
+      if (!res.writableFinished) {
+        child.stdout.unpipe(res);
+        child.stdout.resume(); // keep draining, so git is never stuck on a full pipe
+        onClientGone();
+      }
+    };
+    res.on('close', clientGone);
+    if (res.destroyed) queueMicrotask(clientGone); // gone before we started listening
+
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString('utf8')).slice(-4096);
+    });
+    child.stdout.once('data', (first: Buffer) => {
+      child.stdout.pause();
+      responded = true;
+      if (!res.destroyed) {
+        startResponse();
+        res.write(first);
+        child.stdout.pipe(res, { end: false });
+      } else {
+        child.stdout.resume();
+      }
+    });
+    child.stdout.once('end', () => {
+      outputEnded = true;
+      finish();
+    });
+    child.once('error', (error) => {
+      stderr += `\nspawn failed: ${error.message}`;
+      exit = { code: null, signal: null };
+      outputEnded = true;
+      finish();
+    });
+    child.once('exit', (code, signal) => {
+      exit = { code, signal };
+      finish();
+    });
+  });
+}
+
+/**
+ * `GET info/refs?service=git-<service>`: runs `git <service> --stateless-rpc
+ * --advertise-refs` and streams the advertisement.
+ */
+export function advertiseRefs(res: ServerResponse, options: SpawnOptions): Promise<ServiceRun> {
+  const child = spawnService(options, ['--advertise-refs']);
+  child.stdin.end();
+  const v2 = options.service === 'upload-pack' && wantsV2(options.gitProtocol);
+  return relay(
+    child,
+    res,
+    () => {
+      res.statusCode = 200;
+      res.setHeader('Content-Type', `application/x-git-${options.service}-advertisement`);
+      setNoCache(res);
+      if (!v2) res.write(`${pktLine(`# service=git-${options.service}\n`)}0000`);
+    },
+    () => child.kill('SIGTERM'),
+  );
+}
+
+export interface RpcOptions extends SpawnOptions {
+  /** Largest request body accepted after decompression; beyond it the request is cut off (413). */
+  maxBodyBytes: number;
+  /**
+   * Kill git when the client goes away. Right for fetches (nobody wants the
+   * pack any more); wrong for pushes, which must either finish or fail on
+   * their own so that ref updates and their events stay together.
+   */
+  killOnDisconnect: boolean;
+}
+
+/**
+ * `POST git-<service>`: the request body (gunzipped when the client
+ * compressed it) is piped into `git <service> --stateless-rpc`, and its
+ * output back into the response, both with backpressure.
+ */
+export async function runRpc(req: IncomingMessage, res: ServerResponse, options: RpcOptions): Promise<ServiceRun> {
+  const decoder = bodyDecoder(req.headers['content-encoding']);
+  if (decoder instanceof BodyError) {
+    req.resume();
+    return { code: null, signal: null, responded: false, stderr: '', bodyError: decoder };
+  }
+  const child = spawnService(options, []);
+  let bodyError: BodyError | undefined;
+  const failBody = (error: BodyError) => {
+    bodyError ??= error;
+    child.stdin.destroy();
+    req.destroy(); // stop receiving what nobody will read
+  };
+  // `pipe`, not `pipeline`: when git stops reading (a refused push, a failed fetch) the request
+  // must stay open, so the client finishes sending and reads git's answer instead of a reset.
+  const limiter = new ByteLimit(options.maxBodyBytes);
+  limiter.on('error', (error: BodyError) => failBody(error));
+  if (decoder) {
+    decoder.on('error', () => failBody(new BodyError(400, 'the request body is not valid gzip')));
+    req.pipe(decoder).pipe(limiter);
+  } else {
+    req.pipe(limiter);
+  }
+  limiter.pipe(child.stdin);
+  const requestGone = () => {
+    if (!req.complete) child.stdin.destroy(); // the client went away mid-request: git sees the input end
+  };
+  req.on('close', requestGone);
+  if (req.destroyed) requestGone(); // ...possibly while we waited for a lock or a slot
+  child.stdin.on('error', () => {
+    limiter.unpipe(child.stdin);
+    limiter.resume(); // discard the rest, still counted against the limit
+  });
+  const run = await relay(
+    child,
+    res,
+    () => {
+      res.statusCode = 200;
+      res.setHeader('Content-Type', `application/x-git-${options.service}-result`);
+      setNoCache(res);
+    },
+    () => {
+      if (options.killOnDisconnect) child.kill('SIGTERM'); // SIGTERM: git removes its lock and temp files
+    },
+  );
+  return { ...run, bodyError };
+}
+
+function bodyDecoder(encoding: string | undefined): Transform | BodyError | null {
+  const value = (encoding ?? '').trim().toLowerCase();
+  if (value === '' || value === 'identity') return null;
+  if (value === 'gzip' || value === 'x-gzip') return zlib.createGunzip();
+  return new BodyError(415, `unsupported Content-Encoding: ${value.slice(0, 40)}`);
+}
+
+/** Counts bytes and fails the stream past the limit (a bound on what a request can push through). */
+class ByteLimit extends Transform {
+  private seen = 0;
+  constructor(private readonly limit: number) {
+    super();
+  }
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.seen += chunk.length;
+    if (this.seen > this.limit) callback(new BodyError(413, 'the request body is too large'));
+    else callback(null, chunk);
+  }
+}
