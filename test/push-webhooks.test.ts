@@ -1,6 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { adminClient, createUser } from './support/client.js';
-import { GitSandbox, remoteUrl } from './support/git.js';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { eventsOf, GitSandbox, remoteUrl } from './support/git.js';
 import { Receiver } from './support/receiver.js';
 import { CairnServer } from './support/server.js';
 
@@ -62,3 +64,57 @@ test('git push delivers signed push, branch_create and tag_create webhooks', asy
     await server.destroy();
   }
 });
+
+/**
+ * A mirror-style push of many refs at once: every ref gets its events, in
+ * the order of the push (the outbox is written in batches), each delivered
+ * once, and the push stays fast (it used to cost a git process per ref and
+ * a unit-of-work flush per event, both growing with the push).
+ */
+test('one push of 1,200 tags records 2,400 events in order and delivers each subscribed one once', async () => {
+  const [server, receiver, sandbox] = await Promise.all([
+    CairnServer.start({ env: { CAIRN_WEBHOOK_ALLOWED_HOSTS: 'loopback' } }),
+    Receiver.start(),
+    GitSandbox.create(),
+  ]);
+  try {
+    const owner = await createUser(adminClient(server), 'mirror', ['repo', 'admin:repo_hook']);
+    const repo = (await owner.post('/repos', { name: 'tags' })).body;
+    await owner.post(`/repos/${repo.id}/webhooks`, { url: receiver.url('/tags'), events: ['tag_create'] });
+    const work = await sandbox.init('tags');
+    const old = await sandbox.commit(work, 'old', { 'a.txt': 'a\n' });
+    const url = remoteUrl(server, 'mirror', 'tags', owner.token);
+    await sandbox.git(['push', '--quiet', url, 'main'], { cwd: work });
+    const fresh = await sandbox.commit(work, 'fresh', { 'b.txt': 'b\n' });
+
+    // Half the tags name the commit already pushed, half a new one; written as packed refs in one go.
+    const names = Array.from({ length: 1200 }, (_, i) => `t${String(i).padStart(4, '0')}`);
+    const target = (i: number) => (i % 2 ? fresh : old);
+    const packed = names.map((name, i) => `${target(i)} refs/tags/${name}`).join('\n') + '\n';
+    await fs.writeFile(path.join(work, '.git', 'packed-refs'), packed);
+    const started = Date.now();
+    await sandbox.git(['push', '--quiet', url, '--tags'], { cwd: work });
+    const pushMs = Date.now() - started;
+
+    const events = (await eventsOf(server, repo.id)).filter((e) => e.payload.ref_type === 'tag' || e.payload.ref?.startsWith('refs/tags/'));
+    expect(events.map((e) => `${e.type} ${e.payload.ref}`)).toEqual(
+      names.flatMap((name) => [`tag_create refs/tags/${name}`, `push refs/tags/${name}`]),
+    );
+    const pushes = events.filter((e) => e.type === 'push');
+    pushes.forEach((event, i) => {
+      expect(event.payload.after).toBe(target(i));
+      expect(event.payload.total_commits).toBe(i % 2); // the new commit is new to the repository; the old one is not
+    });
+    expect(pushMs).toBeLessThan(60_000); // about 5 s here; the old per-ref cost took minutes
+
+    const got = await receiver.waitFor('/tags', 1200, 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(receiver.at('/tags')).toHaveLength(1200);
+    expect(new Set(got.map((r) => r.headers['x-cairn-delivery'])).size).toBe(1200);
+    expect(got.map((r) => r.body.ref_name).sort()).toEqual(names);
+  } finally {
+    await sandbox.cleanup();
+    await receiver.close();
+    await server.destroy();
+  }
+}, 120_000);

@@ -14,10 +14,14 @@ export interface RecordedChange {
 }
 
 /**
- * Runs inside the recording transaction, once the event row exists (the
- * webhook fan-out). It may return a callback to run after the commit.
+ * Runs inside the recording transaction, once the event rows exist (the
+ * webhook fan-out), with the events of one `record`/`recordAll` call in
+ * order. It may return a callback to run after the commit.
  */
-export type EventListener = (em: EntityManager, event: DomainEvent) => Promise<(() => void) | void>;
+export type EventListener = (em: EntityManager, events: DomainEvent[]) => Promise<(() => void) | void>;
+
+/** Events written by one INSERT: bounds the statement's parameter (a mirror push may record thousands). */
+const INSERT_BATCH = 500;
 
 /**
  * The one path from a change to webhooks: every capability calls `record`
@@ -37,7 +41,38 @@ export class EventRecorder {
   }
 
   async record(em: EntityManager, change: RecordedChange): Promise<DomainEvent> {
-    const event = em.create(DomainEvent, {
+    const [event] = await this.recordAll(em, [change]);
+    return event!;
+  }
+
+  /**
+   * Records changes in order: their outbox ids follow the order given. Event
+   * rows are written by INSERT statements of their own rather than through
+   * the unit of work: an event never changes afterwards, and keeping
+   * thousands of them managed (a mirror push records two per ref) would make
+   * every later flush slower than the last. Pending changes are flushed
+   * first, so a change reaches the database before its event.
+   */
+  async recordAll(em: EntityManager, changes: RecordedChange[]): Promise<DomainEvent[]> {
+    await em.flush();
+    const recorded: DomainEvent[] = [];
+    for (let start = 0; start < changes.length; start += INSERT_BATCH) {
+      const batch = changes.slice(start, start + INSERT_BATCH).map((change) => this.eventOf(change));
+      await insertEvents(em, batch);
+      for (const listener of this.listeners) {
+        const callback = await listener(em, batch);
+        if (!callback) continue;
+        const callbacks = this.afterCommit.get(em);
+        if (callbacks) callbacks.push(callback);
+        else this.afterCommit.set(em, [callback]);
+      }
+      recorded.push(...batch);
+    }
+    return recorded;
+  }
+
+  private eventOf(change: RecordedChange): DomainEvent {
+    return Object.assign(new DomainEvent(), {
       type: change.type,
       action: change.action ?? null,
       repositoryId: change.repository.id,
@@ -52,14 +87,6 @@ export class EventRecorder {
       },
       createdAt: new Date(),
     });
-    if (this.listeners.length) {
-      await em.flush();
-      for (const listener of this.listeners) {
-        const callback = await listener(em, event);
-        if (callback) this.afterCommit.set(em, [...(this.afterCommit.get(em) ?? []), callback]);
-      }
-    }
-    return event;
   }
 
   /**
@@ -76,4 +103,32 @@ export class EventRecorder {
     for (const callback of callbacks) callback();
     return result;
   }
+}
+
+/**
+ * One INSERT for a batch of events, rows in the order given (the select is
+ * ordered, and the id sequence is drawn row by row as they are inserted);
+ * sorting the returned ids restores that order whatever order RETURNING uses.
+ */
+async function insertEvents(em: EntityManager, events: DomainEvent[]): Promise<void> {
+  const rows = events.map((event) => ({
+    type: event.type,
+    action: event.action,
+    repository_id: event.repositoryId,
+    owner_id: event.ownerId,
+    actor_id: event.actorId,
+    payload: event.payload,
+    created_at: event.createdAt.toISOString(),
+  }));
+  const inserted = await em.execute<{ id: string }[]>(
+    `insert into domain_events (type, action, repository_id, owner_id, actor_id, payload, created_at)
+     select e.doc->>'type', e.doc->>'action', e.doc->>'repository_id', e.doc->>'owner_id', e.doc->>'actor_id',
+            e.doc->'payload', (e.doc->>'created_at')::timestamptz
+       from jsonb_array_elements(?::jsonb) with ordinality as e(doc, position)
+      order by e.position
+     returning id`,
+    [JSON.stringify(rows)],
+  );
+  const ids = inserted.map((row) => BigInt(row.id)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  events.forEach((event, i) => (event.id = String(ids[i])));
 }

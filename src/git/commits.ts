@@ -40,16 +40,27 @@ export async function peelToCommits(dir: string, shas: string[]): Promise<Map<st
  * The commits reachable from `tip` and from none of `exclude` — the commits a
  * push makes new to the repository. Returns how many there are and the newest
  * `limit` of them, oldest first (topological order, so parents come first).
- * Two bounded `rev-list` runs rather than one list of everything: an initial
- * push of a large history is counted, not held in memory.
+ * The list is bounded; only when it is full does a second `rev-list` count
+ * the rest, so an initial push of a large history is counted, not held in
+ * memory, and the usual push costs one git process.
  */
 export async function newCommits(dir: string, tip: string, exclude: Iterable<string>, limit = MAX_PUSH_COMMITS) {
   const input = [tip, ...[...exclude].map((sha) => `^${sha}`)].join('\n') + '\n';
-  const [count, listed] = await Promise.all([
-    runGit(['rev-list', '--ignore-missing', '--count', '--stdin'], { cwd: dir, input }),
-    runGit(['rev-list', '--ignore-missing', '--topo-order', '--reverse', `--max-count=${limit}`, '--stdin'], { cwd: dir, input }),
-  ]);
-  return { total: Number(count.stdout.trim()), shas: listed.stdout.split('\n').filter(Boolean) };
+  const listed = await runGit(['rev-list', '--ignore-missing', '--topo-order', '--reverse', `--max-count=${limit}`, '--stdin'], {
+    cwd: dir,
+    input,
+  });
+  const shas = listed.stdout.split('\n').filter(Boolean);
+  if (shas.length < limit) return { total: shas.length, shas };
+  const count = await runGit(['rev-list', '--ignore-missing', '--count', '--stdin'], { cwd: dir, input });
+  return { total: Number(count.stdout.trim()), shas };
+}
+
+/** Whether any commit is reachable from `tips` and from none of `exclude`, with one git process. */
+export async function hasNewCommits(dir: string, tips: Iterable<string>, exclude: Iterable<string>): Promise<boolean> {
+  const input = [...tips, ...[...exclude].map((sha) => `^${sha}`)].join('\n') + '\n';
+  const { stdout } = await runGit(['rev-list', '--ignore-missing', '--max-count=1', '--stdin'], { cwd: dir, input });
+  return stdout.trim() !== '';
 }
 
 /** Whether `ancestor` is reachable from `descendant` (a fast-forward from one to the other). */

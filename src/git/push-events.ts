@@ -1,6 +1,6 @@
 import type { EventType } from '../events/event-types.js';
 import { mapLimit } from './concurrency.js';
-import { describeCommits, isAncestor, newCommits, peelToCommits, type PushCommit } from './commits.js';
+import { describeCommits, hasNewCommits, isAncestor, newCommits, peelToCommits, type PushCommit } from './commits.js';
 import type { RefUpdate, RefUpdatePlan } from './ref-updates.js';
 import { ZERO_SHA } from './refs.js';
 
@@ -47,12 +47,24 @@ export async function pushEventDrafts(
     updates.flatMap((update) => [update.before, update.after]).filter((sha) => sha !== ZERO_SHA),
   );
 
+  // Every update is measured against the same previous tips, so updates to one
+  // tip share one answer; and when no tip brings anything new (tags of known
+  // commits, deletions) no update needs a git process of its own. A push of
+  // thousands of refs then costs a handful of processes, not thousands.
+  const tips = [...new Set(updates.filter((update) => peeled.get(update.after)).map((update) => update.after))];
+  const anyNew = tips.length > 0 && (await hasNewCommits(dir, tips, previousTips));
+  const nothingNew = Promise.resolve({ total: 0, shas: [] as string[] });
+  const listedByTip = new Map<string, ReturnType<typeof newCommits>>();
+  const listNew = (tip: string) => {
+    if (!anyNew) return nothingNew;
+    let listed = listedByTip.get(tip);
+    if (!listed) listedByTip.set(tip, (listed = newCommits(dir, tip, previousTips)));
+    return listed;
+  };
+
   const perUpdate = await mapLimit(updates, 4, async (update) => {
     const head = update.after === ZERO_SHA ? null : (peeled.get(update.after) ?? null);
-    const [listed, forced] = await Promise.all([
-      head ? newCommits(dir, update.after, previousTips) : { total: 0, shas: [] },
-      wasForced(dir, update, peeled),
-    ]);
+    const [listed, forced] = await Promise.all([head ? listNew(update.after) : nothingNew, wasForced(dir, update, peeled)]);
     return { update, head, listed, forced };
   });
 

@@ -61,10 +61,11 @@ export async function recordRefChanges(services: Services, input: RefChangesInpu
       repo.defaultBranch = newDefault; // payloads below show the repository as it now is
       await git.setDefaultBranch(repo.id, newDefault);
     }
-    for (const draft of drafts) {
-      await events.record(tx, { type: draft.type, repository: repo, actor: draft.actor, fields: draft.fields });
-      await tx.flush(); // one insert per event, so the outbox ids keep the order of the changes
-    }
+    // In order, so the outbox ids keep the order of the changes.
+    await events.recordAll(
+      tx,
+      drafts.map((draft) => ({ type: draft.type, repository: repo, actor: draft.actor, fields: draft.fields })),
+    );
     if (newDefault) {
       const actor = input.pusher ?? outside;
       await events.record(tx, {

@@ -115,7 +115,7 @@ export interface RecordedEvent {
 export function eventsOf(server: CairnServer, repositoryId: string, afterId = '0'): Promise<RecordedEvent[]> {
   return query<RecordedEvent>(
     server,
-    'select id::text, type, action, payload from domain_events where repository_id = $1 and id > $2 order by id',
+    'select id::text, type, action, payload from domain_events where repository_id = $1 and domain_events.id > $2 order by domain_events.id',
     [repositoryId, afterId],
   );
 }
