@@ -1,68 +1,71 @@
 import { createHmac } from 'node:crypto';
-import { adminClient, createUser } from './support/client.js';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { adminClient, createUser } from './support/client.js';
 import { eventsOf, GitSandbox, remoteUrl } from './support/git.js';
 import { Receiver } from './support/receiver.js';
 import { CairnServer } from './support/server.js';
+
+let server: CairnServer;
+let receiver: Receiver;
+let sandbox: GitSandbox;
+beforeAll(async () => {
+  [server, receiver, sandbox] = await Promise.all([
+    CairnServer.start({ env: { CAIRN_WEBHOOK_ALLOWED_HOSTS: 'loopback' } }),
+    Receiver.start(),
+    GitSandbox.create(),
+  ]);
+});
+afterAll(async () => {
+  await Promise.all([sandbox.cleanup(), receiver.close(), server.destroy()]);
+});
 
 /**
  * A push with the real git client, end to end to a webhook receiver: the
  * events git produces travel the same outbox path as every other change.
  */
 test('git push delivers signed push, branch_create and tag_create webhooks', async () => {
-  const [server, receiver, sandbox] = await Promise.all([
-    CairnServer.start({ env: { CAIRN_WEBHOOK_ALLOWED_HOSTS: 'loopback' } }),
-    Receiver.start(),
-    GitSandbox.create(),
-  ]);
-  try {
-    const owner = await createUser(adminClient(server), 'pusher', ['repo', 'admin:repo_hook']);
-    const repo = (await owner.post('/repos', { name: 'pushed' })).body;
-    await owner.post(`/repos/${repo.id}/webhooks`, {
-      url: receiver.url('/git'),
-      events: ['push', 'branch_create', 'tag_create'],
-      secret: 'git-secret',
-    });
+  const owner = await createUser(adminClient(server), 'pusher', ['repo', 'admin:repo_hook']);
+  const repo = (await owner.post('/repos', { name: 'pushed' })).body;
+  await owner.post(`/repos/${repo.id}/webhooks`, {
+    url: receiver.url('/git'),
+    events: ['push', 'branch_create', 'tag_create'],
+    secret: 'git-secret',
+  });
 
-    const work = await sandbox.init('work');
-    const first = await sandbox.commit(work, 'first', { 'README.md': '# pushed\n' });
-    const second = await sandbox.commit(work, 'second', { 'src/app.js': 'console.log(1)\n' });
-    await sandbox.git(['tag', 'v1.0.0'], { cwd: work });
-    const pushed = Date.now();
-    await sandbox.git(['push', '--quiet', remoteUrl(server, 'pusher', 'pushed', owner.token), 'main', 'v1.0.0'], { cwd: work });
+  const work = await sandbox.init('work');
+  const first = await sandbox.commit(work, 'first', { 'README.md': '# pushed\n' });
+  const second = await sandbox.commit(work, 'second', { 'src/app.js': 'console.log(1)\n' });
+  await sandbox.git(['tag', 'v1.0.0'], { cwd: work });
+  const pushed = Date.now();
+  await sandbox.git(['push', '--quiet', remoteUrl(server, 'pusher', 'pushed', owner.token), 'main', 'v1.0.0'], { cwd: work });
 
-    const got = await receiver.waitFor('/git', 4);
-    expect(got[0]!.at - pushed).toBeLessThan(5_000);
-    const byEvent = (event: string, ref: string) => got.find((r) => r.headers['x-cairn-event'] === event && r.body.ref === ref)!;
-    for (const r of got) {
-      const expected = `sha256=${createHmac('sha256', 'git-secret').update(r.raw).digest('hex')}`;
-      expect(r.headers['x-cairn-signature-256']).toBe(expected);
-    }
-    const push = byEvent('push', 'refs/heads/main');
-    expect(push.body).toMatchObject({
-      event: 'push',
-      ref: 'refs/heads/main',
-      before: '0'.repeat(40),
-      after: second,
-      created: true,
-      deleted: false,
-      forced: false,
-      total_commits: 2,
-      pusher: { name: 'pusher', email: 'pusher@example.test' },
-      repository: { id: repo.id, full_name: 'pusher/pushed' },
-      sender: { id: owner.userId, login: 'pusher' },
-    });
-    expect(push.body.commits.map((c: { id: string }) => c.id)).toEqual([first, second]);
-    expect(push.body.commits[1]).toMatchObject({ message: 'second', added: ['src/app.js'], modified: [], removed: [] });
-    expect(byEvent('branch_create', 'refs/heads/main').body).toMatchObject({ ref_name: 'main', ref_type: 'branch', sha: second });
-    expect(byEvent('tag_create', 'refs/tags/v1.0.0').body).toMatchObject({ ref_name: 'v1.0.0', ref_type: 'tag' });
-    expect(byEvent('push', 'refs/tags/v1.0.0')).toBeDefined();
-  } finally {
-    await sandbox.cleanup();
-    await receiver.close();
-    await server.destroy();
+  const got = await receiver.waitFor('/git', 4);
+  expect(got[0]!.at - pushed).toBeLessThan(5_000);
+  const byEvent = (event: string, ref: string) => got.find((r) => r.headers['x-cairn-event'] === event && r.body.ref === ref)!;
+  for (const r of got) {
+    const expected = `sha256=${createHmac('sha256', 'git-secret').update(r.raw).digest('hex')}`;
+    expect(r.headers['x-cairn-signature-256']).toBe(expected);
   }
+  const push = byEvent('push', 'refs/heads/main');
+  expect(push.body).toMatchObject({
+    event: 'push',
+    ref: 'refs/heads/main',
+    before: '0'.repeat(40),
+    after: second,
+    created: true,
+    deleted: false,
+    forced: false,
+    total_commits: 2,
+    pusher: { name: 'pusher', email: 'pusher@example.test' },
+    repository: { id: repo.id, full_name: 'pusher/pushed' },
+    sender: { id: owner.userId, login: 'pusher' },
+  });
+  expect(push.body.commits.map((c: { id: string }) => c.id)).toEqual([first, second]);
+  expect(push.body.commits[1]).toMatchObject({ message: 'second', added: ['src/app.js'], modified: [], removed: [] });
+  expect(byEvent('branch_create', 'refs/heads/main').body).toMatchObject({ ref_name: 'main', ref_type: 'branch', sha: second });
+  expect(byEvent('tag_create', 'refs/tags/v1.0.0').body).toMatchObject({ ref_name: 'v1.0.0', ref_type: 'tag' });
+  expect(byEvent('push', 'refs/tags/v1.0.0')).toBeDefined();
 });
 
 /**
@@ -72,49 +75,38 @@ test('git push delivers signed push, branch_create and tag_create webhooks', asy
  * a unit-of-work flush per event, both growing with the push).
  */
 test('one push of 1,200 tags records 2,400 events in order and delivers each subscribed one once', async () => {
-  const [server, receiver, sandbox] = await Promise.all([
-    CairnServer.start({ env: { CAIRN_WEBHOOK_ALLOWED_HOSTS: 'loopback' } }),
-    Receiver.start(),
-    GitSandbox.create(),
-  ]);
-  try {
-    const owner = await createUser(adminClient(server), 'mirror', ['repo', 'admin:repo_hook']);
-    const repo = (await owner.post('/repos', { name: 'tags' })).body;
-    await owner.post(`/repos/${repo.id}/webhooks`, { url: receiver.url('/tags'), events: ['tag_create'] });
-    const work = await sandbox.init('tags');
-    const old = await sandbox.commit(work, 'old', { 'a.txt': 'a\n' });
-    const url = remoteUrl(server, 'mirror', 'tags', owner.token);
-    await sandbox.git(['push', '--quiet', url, 'main'], { cwd: work });
-    const fresh = await sandbox.commit(work, 'fresh', { 'b.txt': 'b\n' });
+  const owner = await createUser(adminClient(server), 'mirror', ['repo', 'admin:repo_hook']);
+  const repo = (await owner.post('/repos', { name: 'tags' })).body;
+  await owner.post(`/repos/${repo.id}/webhooks`, { url: receiver.url('/tags'), events: ['tag_create'] });
+  const work = await sandbox.init('tags');
+  const old = await sandbox.commit(work, 'old', { 'a.txt': 'a\n' });
+  const url = remoteUrl(server, 'mirror', 'tags', owner.token);
+  await sandbox.git(['push', '--quiet', url, 'main'], { cwd: work });
+  const fresh = await sandbox.commit(work, 'fresh', { 'b.txt': 'b\n' });
 
-    // Half the tags name the commit already pushed, half a new one; written as packed refs in one go.
-    const names = Array.from({ length: 1200 }, (_, i) => `t${String(i).padStart(4, '0')}`);
-    const target = (i: number) => (i % 2 ? fresh : old);
-    const packed = names.map((name, i) => `${target(i)} refs/tags/${name}`).join('\n') + '\n';
-    await fs.writeFile(path.join(work, '.git', 'packed-refs'), packed);
-    const started = Date.now();
-    await sandbox.git(['push', '--quiet', url, '--tags'], { cwd: work });
-    const pushMs = Date.now() - started;
+  // Half the tags name the commit already pushed, half a new one; written as packed refs in one go.
+  const names = Array.from({ length: 1200 }, (_, i) => `t${String(i).padStart(4, '0')}`);
+  const target = (i: number) => (i % 2 ? fresh : old);
+  const packed = names.map((name, i) => `${target(i)} refs/tags/${name}`).join('\n') + '\n';
+  await fs.writeFile(path.join(work, '.git', 'packed-refs'), packed);
+  const started = Date.now();
+  await sandbox.git(['push', '--quiet', url, '--tags'], { cwd: work });
+  const pushMs = Date.now() - started;
 
-    const events = (await eventsOf(server, repo.id)).filter((e) => e.payload.ref_type === 'tag' || e.payload.ref?.startsWith('refs/tags/'));
-    expect(events.map((e) => `${e.type} ${e.payload.ref}`)).toEqual(
-      names.flatMap((name) => [`tag_create refs/tags/${name}`, `push refs/tags/${name}`]),
-    );
-    const pushes = events.filter((e) => e.type === 'push');
-    pushes.forEach((event, i) => {
-      expect(event.payload.after).toBe(target(i));
-      expect(event.payload.total_commits).toBe(i % 2); // the new commit is new to the repository; the old one is not
-    });
-    expect(pushMs).toBeLessThan(60_000); // about 5 s here; the old per-ref cost took minutes
+  const events = (await eventsOf(server, repo.id)).filter((e) => e.payload.ref_type === 'tag' || e.payload.ref?.startsWith('refs/tags/'));
+  expect(events.map((e) => `${e.type} ${e.payload.ref}`)).toEqual(
+    names.flatMap((name) => [`tag_create refs/tags/${name}`, `push refs/tags/${name}`]),
+  );
+  const pushes = events.filter((e) => e.type === 'push');
+  pushes.forEach((event, i) => {
+    expect(event.payload.after).toBe(target(i));
+    expect(event.payload.total_commits).toBe(i % 2); // the new commit is new to the repository; the old one is not
+  });
+  expect(pushMs).toBeLessThan(60_000); // about 5 s here; the old per-ref cost took minutes
 
-    const got = await receiver.waitFor('/tags', 1200, 60_000);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(receiver.at('/tags')).toHaveLength(1200);
-    expect(new Set(got.map((r) => r.headers['x-cairn-delivery'])).size).toBe(1200);
-    expect(got.map((r) => r.body.ref_name).sort()).toEqual(names);
-  } finally {
-    await sandbox.cleanup();
-    await receiver.close();
-    await server.destroy();
-  }
+  const got = await receiver.waitFor('/tags', 1200, 60_000);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  expect(receiver.at('/tags')).toHaveLength(1200);
+  expect(new Set(got.map((r) => r.headers['x-cairn-delivery'])).size).toBe(1200);
+  expect(got.map((r) => r.body.ref_name).sort()).toEqual(names);
 }, 120_000);
