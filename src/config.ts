@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 /**
@@ -78,6 +79,12 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const host = read('HOST') ?? '0.0.0.0';
+  if (
+    !isIP(host) &&
+    !/^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(host)
+  ) {
+    throw new ConfigError('HOST', `"${host}" is not an IP address or host name`);
+  }
   const dataDir = path.resolve(read('CAIRN_DATA_DIR') ?? './data');
 
   const baseUrlRaw = read('CAIRN_BASE_URL') ?? `http://localhost:${port}`;
@@ -85,9 +92,11 @@ export function loadConfig(env: Env = process.env): Config {
   try {
     const url = new URL(baseUrlRaw);
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('protocol');
+    // Clone URLs and payload links are built by appending paths: a query, fragment or credentials would break them.
+    if (url.search || url.hash || url.username || url.password) throw new Error('parts');
     baseUrl = url.toString().replace(/\/+$/, '');
   } catch {
-    throw new ConfigError('CAIRN_BASE_URL', `"${baseUrlRaw}" is not an absolute http(s) URL`);
+    throw new ConfigError('CAIRN_BASE_URL', `"${baseUrlRaw}" is not an absolute http(s) URL without credentials, query or fragment`);
   }
 
   const databaseUrl = read('DATABASE_URL');
@@ -173,6 +182,10 @@ export function loadConfig(env: Env = process.env): Config {
 /** Syntax check for one CAIRN_WEBHOOK_ALLOWED_HOSTS rule; the webhooks module interprets them. */
 function isHostRule(rule: string): boolean {
   if (['external', 'private', 'loopback', '*'].includes(rule)) return true;
-  if (/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(rule)) return true; // CIDR
+  const cidr = /^([0-9a-fA-F:.]+)\/(\d{1,3})$/.exec(rule);
+  if (cidr) {
+    const family = isIP(cidr[1]!);
+    return family !== 0 && Number(cidr[2]) <= (family === 4 ? 32 : 128);
+  }
   return /^[A-Za-z0-9*.-]+$/.test(rule); // host glob such as *.example.com
 }

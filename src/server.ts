@@ -88,7 +88,10 @@ export async function startService(config: Config, log: Logger): Promise<Running
     // Node's default 5 minutes. Headers still must arrive within headersTimeout (slow-loris guard).
     server.requestTimeout = 0;
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
+      // A host name that does not resolve, or an address or port that is taken: say which setting.
+      server.once('error', (error: Error) =>
+        reject(new Error(`cannot listen on HOST=${config.host} PORT=${config.port}: ${error.message}`)),
+      );
       server.listen(config.port, config.host, () => resolve());
     });
     const address = server.address();

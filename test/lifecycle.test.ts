@@ -11,13 +11,17 @@ describe('configuration', () => {
   test.each([
     ['PORT', 'abc'],
     ['PORT', '70000'],
+    ['HOST', 'not a host!'],
     ['CAIRN_BASE_URL', 'ftp://example.com'],
+    ['CAIRN_BASE_URL', 'http://example.com/cairn?x=1'],
     ['DATABASE_URL', 'mysql://localhost/db'],
     ['CAIRN_WEBHOOK_TIMEOUT', '10'],
     ['CAIRN_WEBHOOK_RETRY_DELAYS', '10s,soon'],
     ['CAIRN_WEBHOOK_DISABLE_AFTER', '-1d'],
     ['CAIRN_DELIVERY_RETENTION', '30 days'],
     ['CAIRN_WEBHOOK_ALLOWED_HOSTS', 'intranet!'],
+    ['CAIRN_WEBHOOK_ALLOWED_HOSTS', '10.0.0.0/99'],
+    ['CAIRN_WEBHOOK_ALLOWED_HOSTS', '999.1.2.3/8'],
     ['CAIRN_GIT_ANONYMOUS_READ', 'maybe'],
     ['CAIRN_GIT_MAX_PUSH_SIZE', 'lots'],
     ['CAIRN_SECRET_KEY', 'short'],
@@ -64,6 +68,8 @@ describe('embedded PostgreSQL lifecycle', () => {
     await alice.post(`/repos/${repo.id}/issues`, { title: 'remember me' });
 
     const pgPid = Number(readFileSync(postmasterPid(server), 'utf8').split('\n')[0]);
+    const postmasterUid = /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pgPid}/status`, 'utf8'))![1];
+    expect(Number(postmasterUid)).not.toBe(0); // PostgreSQL refuses root: it runs as its own user
     expect(await server.stop()).toBe(0);
     expect(existsSync(postmasterPid(server))).toBe(false);
     expect(isRunning(pgPid)).toBe(false);
