@@ -4,7 +4,7 @@ import { RestError } from './errors.js';
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
- * Reads a REST request body under §5's rules: JSON only (415), at most
+ * Reads a REST request body under §5's rules: JSON only, uncompressed (415), at most
  * 1 MiB (413, refused before reading when Content-Length says so), valid
  * JSON (400 invalid_json) and an object (400 bad_request). No body reads as {}.
  */
@@ -16,6 +16,8 @@ export async function readJsonObject(req: Request): Promise<Record<string, unkno
   if (type !== 'application/json' && !/^application\/[\w.+-]+\+json$/.test(type)) {
     throw new RestError(415, 'unsupported_media_type', 'the request body must be application/json');
   }
+  const encoding = (req.get('content-encoding') ?? 'identity').trim().toLowerCase();
+  if (encoding !== 'identity') throw new RestError(415, 'unsupported_media_type', 'compressed request bodies are not accepted');
   if (length !== undefined && Number(length) > MAX_BODY_BYTES) throw tooLarge();
 
   const chunks: Buffer[] = [];
@@ -27,7 +29,7 @@ export async function readJsonObject(req: Request): Promise<Record<string, unkno
   }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    parsed = JSON.parse(Buffer.concat(chunks).toString('utf8').replace(/^\uFEFF/, '')); // a UTF-8 byte order mark is harmless
   } catch {
     throw new RestError(400, 'invalid_json', 'the request body is not valid JSON');
   }

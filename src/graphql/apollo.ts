@@ -38,7 +38,15 @@ function costLimit(schema: GraphQLSchema): ApolloServerPlugin<RequestContext> {
     async requestDidStart() {
       return {
         async didResolveOperation({ request, document }) {
-          const cost = operationCost(schema, document, request.operationName ?? undefined, request.variables ?? {});
+          let cost: number;
+          try {
+            cost = operationCost(schema, document, request.operationName ?? undefined, request.variables ?? {});
+          } catch (error) {
+            // Costing coerces the variables first: a wrong type or a missing required variable is the
+            // client's mistake (execution would say the same), not a server error.
+            if (!(error instanceof GraphQLError)) throw error;
+            throw new GraphQLError(error.message, { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } });
+          }
           if (cost > MAX_COST) {
             throw new GraphQLError(`query cost ${cost} exceeds the limit of ${MAX_COST}`, {
               extensions: { code: 'BAD_REQUEST', http: { status: 400 } },

@@ -1,8 +1,11 @@
 import {
+  getNullableType,
   GraphQLError,
+  isListType,
   Kind,
   type ASTVisitor,
   type FragmentDefinitionNode,
+  type GraphQLObjectType,
   type GraphQLSchema,
   type SelectionSetNode,
   type ValidationContext,
@@ -10,6 +13,7 @@ import {
 import { createRequire } from 'node:module';
 import type { DocumentNode } from 'graphql';
 import type { ComplexityEstimator, getComplexity as GetComplexity } from 'graphql-query-complexity';
+import { DEFAULT_LIMIT, MAX_LIMIT } from './pagination.js';
 
 // Its ESM build imports `graphql/index.mjs`, a second graphql instance beside the CommonJS one
 // every other package resolves to; its CommonJS build shares theirs.
@@ -53,10 +57,23 @@ export function depthLimit(max: number) {
   };
 }
 
-/** A list field costs its children times the page size it may return; anything else 1 + children. */
-const pageAwareEstimator: ComplexityEstimator = ({ args, childComplexity }) => {
-  const limit = typeof args.limit === 'number' ? Math.min(Math.max(args.limit, 0), 100) : null;
-  return limit === null ? 1 + childComplexity : 1 + limit * Math.max(childComplexity, 1);
+/** What an unpaged list (collaborators, webhooks, a tree, attempts) counts as: its usual size, not its worst. */
+const UNPAGED_LIST_SIZE = 20;
+
+/**
+ * A paged field costs its children times the page it may return (the default page when `limit` is
+ * not given); an unpaged list its children times UNPAGED_LIST_SIZE; anything else 1 + children.
+ */
+const pageAwareEstimator: ComplexityEstimator = ({ type, field, args, childComplexity }) => {
+  const children = Math.max(childComplexity, 1);
+  if (field.args.some((arg) => arg.name === 'limit')) {
+    const limit = typeof args.limit === 'number' ? Math.min(Math.max(args.limit, 0), MAX_LIMIT) : DEFAULT_LIMIT;
+    return 1 + limit * children;
+  }
+  // A connection's `nodes` is the page its paged parent field already counted.
+  const isPage = field.name === 'nodes' && 'hasMore' in (type as GraphQLObjectType).getFields();
+  if (!isPage && isListType(getNullableType(field.type))) return 1 + UNPAGED_LIST_SIZE * children;
+  return 1 + childComplexity;
 };
 
 /** Estimated cost of an operation, for the cost limit. */

@@ -2,11 +2,13 @@ import { expressMiddleware } from '@as-integrations/express5';
 import type { ApolloServer } from '@apollo/server';
 import express, { type Express, type Request, type Response } from 'express';
 import type { GraphQLSchema } from 'graphql';
+import { RestError, sendError } from '../../rest-facade/errors.js';
 import { createRestRouter } from '../../rest-facade/index.js';
 import type { RequestContext, Services } from '../context.js';
 import { requireToken } from './authenticate.js';
 import type { Metrics } from './metrics.js';
 import { requestContext, requestTracking } from './request-context.js';
+import { transportErrorHandler } from './transport-errors.js';
 
 export interface AppParts {
   services: Services;
@@ -43,6 +45,10 @@ export function createApp({ services, schema, apollo, metrics, ready, extraRoute
   app.get('/metrics', async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
+  app.all(['/healthz', '/readyz', '/metrics'], (req, res) => {
+    res.setHeader('Allow', 'GET, HEAD');
+    sendError(res, new RestError(405, 'method_not_allowed', `${req.method} is not allowed here (allowed: GET)`));
+  });
 
   for (const router of extraRouters) app.use(router);
 
@@ -56,5 +62,6 @@ export function createApp({ services, schema, apollo, metrics, ready, extraRoute
   const rest = createRestRouter(services, schema);
   app.use('/api', rest);
   app.use('/', rest);
+  app.use(transportErrorHandler(services.log));
   return app;
 }
