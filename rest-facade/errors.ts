@@ -43,7 +43,7 @@ export function fromGraphQLError(error: GraphQLError): RestError | null {
     const details = ((error.extensions.details as FieldProblem[] | undefined) ?? []).map((d) => ({ ...d, field: snakeCase(d.field) }));
     return new RestError(status, restCode, error.message, details);
   }
-  const coercion = /^Variable "\$(\w+)" (?:got invalid value|of required type)/.exec(error.message);
+  const coercion = /^Variable "\$(\w+)" (?:got invalid value|of required type|of non-null type)/.exec(error.message);
   if (coercion && !error.path) {
     const field = fieldOfCoercionError(coercion[1]!, error.message);
     const message = error.message.replace(/^Variable "\$\w+" got invalid value .*?; /, '');

@@ -6,6 +6,7 @@ import { AuthResolver } from '../auth/auth.resolver.js';
 import { GitResolver } from '../git/git.resolver.js';
 import { IssueResolver } from '../issues/issue.resolver.js';
 import { RepositoryResolver } from '../repositories/repository.resolver.js';
+import { guardTextArguments } from './text-arguments.js';
 import { DeliveryResolver, RepositoryWebhooksResolver, WebhookResolver } from '../webhooks/webhook.resolver.js';
 
 /** Every resolver of the service; a capability adds its resolvers here. */
@@ -27,6 +28,6 @@ export function getSchema(): Promise<GraphQLSchema> {
     resolvers: [...RESOLVERS],
     scalarsMap: [{ type: Date, scalar: GraphQLDateTime }],
     validate: false, // inputs are validated by the services, with field-level details
-  });
+  }).then(guardTextArguments);
   return built;
 }

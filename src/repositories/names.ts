@@ -16,14 +16,19 @@ export function checkRepositoryName(name: string, problems: Problems, field = 'n
 /**
  * Branch names, following `git check-ref-format --branch`: no control
  * characters, spaces or `~^:?*[\`, no `..`, `@{` or `//`, no component that
- * starts with `.` or ends with `.lock`, not `@`, not starting with `-` or
- * ending with `/` or `.`.
+ * starts with `.` or ends with `.lock`, not `@` or `HEAD`, not starting with
+ * `-` or ending with `/` or `.`; each component at most 200 bytes.
  */
+const MAX_REF_COMPONENT_BYTES = 200;
+
 export function isValidBranchName(name: string): boolean {
-  if (name.length < 1 || name.length > 255 || name === '@' || name.startsWith('-')) return false;
+  if (name.length < 1 || name.length > 255 || name === '@' || name === 'HEAD' || name.startsWith('-')) return false;
   if (/[\x00-\x20\x7f~^:?*[\\]/.test(name) || name.includes('..') || name.includes('@{') || name.includes('//')) return false;
   if (name.startsWith('/') || name.endsWith('/') || name.endsWith('.')) return false;
-  return name.split('/').every((part) => !part.startsWith('.') && !part.endsWith('.lock'));
+  // Each component becomes a file name (plus `.lock` while git updates it): keep it within the 255-byte limit.
+  return name
+    .split('/')
+    .every((part) => !part.startsWith('.') && !part.endsWith('.lock') && Buffer.byteLength(part) <= MAX_REF_COMPONENT_BYTES);
 }
 
 export function checkBranchName(name: string, problems: Problems, field = 'defaultBranch'): void {
