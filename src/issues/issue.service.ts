@@ -1,9 +1,10 @@
 import { Field, ID, InputType, Int, registerEnumType } from 'type-graphql';
 import { atLeast, Permission, permissionOn } from '../auth/permissions.js';
 import { grants } from '../auth/scopes.js';
+import { lockForUpdate } from '../db/lock-row.js';
 import { User } from '../auth/user.entity.js';
 import type { RequestContext } from '../context.js';
-import { AppError, notFound, Problems } from '../graphql/errors.js';
+import { AppError, invalid, notFound, Problems } from '../graphql/errors.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
 import { allocateNumber } from '../repositories/numbering.js';
 import type { Repository } from '../repositories/repository.entity.js';
@@ -107,51 +108,53 @@ export async function createIssue(ctx: RequestContext, input: CreateIssueInput):
  */
 export async function updateIssue(ctx: RequestContext, input: UpdateIssueInput): Promise<Issue> {
   const repo = await repositoryFor(ctx, input.repositoryId, Permission.READ);
-  const issue = await findIssue(ctx, repo, input.number);
+  const loaded = await findIssue(ctx, repo, input.number);
   if (!grants(ctx.viewer.scopes, 'repo')) throw new AppError('FORBIDDEN', 'this token lacks the repo scope');
-  const isAuthor = issue.user.id === ctx.viewer.userId;
+  const isAuthor = loaded.user.id === ctx.viewer.userId;
   if (!isAuthor && !atLeast(await permissionOn(ctx.em, ctx.viewer, repo), Permission.WRITE)) {
     throw new AppError('FORBIDDEN', 'only the author or a collaborator with write access may change this issue');
   }
-
   const problems = new Problems();
   checkText(problems, input.title, input.body);
   if (input.state === null) problems.add('state', 'missing', 'state cannot be null');
-  const nextState = input.state ?? issue.state;
-  const reason = input.stateReason;
-  if (reason === IssueStateReason.REOPENED && nextState !== IssueState.OPEN) {
-    problems.add('stateReason', 'invalid', 'reopened applies to open issues only');
-  }
-  if ((reason === IssueStateReason.COMPLETED || reason === IssueStateReason.NOT_PLANNED) && nextState !== IssueState.CLOSED) {
-    problems.add('stateReason', 'invalid', `${reason} applies to closed issues only`);
-  }
+  if (input.stateReason === null) problems.add('stateReason', 'missing', 'state_reason cannot be null');
   problems.throwIfAny();
-
-  const changes: Record<string, { from: unknown }> = {};
-  if (input.title !== undefined && input.title!.trim() !== issue.title) {
-    changes.title = { from: issue.title };
-    issue.title = input.title!.trim();
-  }
-  if (input.body !== undefined && input.body !== issue.body) {
-    changes.body = { from: issue.body };
-    issue.body = input.body;
-  }
-  let transition: 'closed' | 'reopened' | null = null;
-  if (nextState !== issue.state) {
-    transition = nextState === IssueState.CLOSED ? 'closed' : 'reopened';
-    issue.state = nextState;
-    issue.closedAt = nextState === IssueState.CLOSED ? new Date() : null;
-    issue.stateReason = reason ?? (nextState === IssueState.CLOSED ? IssueStateReason.COMPLETED : IssueStateReason.REOPENED);
-  } else if (reason !== undefined && reason !== issue.stateReason) {
-    changes.state_reason = { from: issue.stateReason };
-    issue.stateReason = reason;
-  }
-  if (!transition && Object.keys(changes).length === 0) return issue;
-  issue.updatedAt = new Date();
 
   const { events } = ctx.services;
   const actor = { id: ctx.viewer.userId, login: ctx.viewer.login };
   return events.transaction(ctx.em, async (em) => {
+    // Decided on the locked row: of two concurrent closes, only the first is a transition.
+    const issue = await lockForUpdate(em, loaded, 'issue');
+    const nextState = input.state ?? issue.state;
+    const reason = input.stateReason ?? undefined;
+    if (reason === IssueStateReason.REOPENED && nextState !== IssueState.OPEN) {
+      throw invalid('stateReason', 'invalid', 'reopened applies to open issues only');
+    }
+    if ((reason === IssueStateReason.COMPLETED || reason === IssueStateReason.NOT_PLANNED) && nextState !== IssueState.CLOSED) {
+      throw invalid('stateReason', 'invalid', `${reason} applies to closed issues only`);
+    }
+
+    const changes: Record<string, { from: unknown }> = {};
+    if (input.title != null && input.title.trim() !== issue.title) {
+      changes.title = { from: issue.title };
+      issue.title = input.title.trim();
+    }
+    if (input.body !== undefined && input.body !== issue.body) {
+      changes.body = { from: issue.body };
+      issue.body = input.body;
+    }
+    let transition: 'closed' | 'reopened' | null = null;
+    if (nextState !== issue.state) {
+      transition = nextState === IssueState.CLOSED ? 'closed' : 'reopened';
+      issue.state = nextState;
+      issue.closedAt = nextState === IssueState.CLOSED ? new Date() : null;
+      issue.stateReason = reason ?? (nextState === IssueState.CLOSED ? IssueStateReason.COMPLETED : IssueStateReason.REOPENED);
+    } else if (reason !== undefined && reason !== issue.stateReason) {
+      changes.state_reason = { from: issue.stateReason };
+      issue.stateReason = reason;
+    }
+    if (!transition && Object.keys(changes).length === 0) return issue;
+    issue.updatedAt = new Date();
     await em.flush();
     if (Object.keys(changes).length) {
       await events.record(em, {

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { notFound } from '../graphql/errors.js';
 
 /**
  * Next number of the sequence that issues and pull requests share (§5).
@@ -12,6 +13,6 @@ export async function allocateNumber(em: EntityManager, repositoryId: string): P
     'update repositories set last_number = last_number + 1 where id = ? returning last_number',
     [repositoryId],
   );
-  if (!rows[0]) throw new Error(`repository ${repositoryId} vanished while numbering`);
+  if (!rows[0]) throw notFound('repository'); // deleted while this request ran
   return rows[0].last_number;
 }

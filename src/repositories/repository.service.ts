@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { authorize, Permission, readableRepositoriesCondition } from '../auth/permissions.js';
 import { grants, type Scope } from '../auth/scopes.js';
 import { User } from '../auth/user.entity.js';
+import { lockForUpdate } from '../db/lock-row.js';
 import { saveRecordedRefs } from '../git/refs.js';
 import type { RequestContext } from '../context.js';
 import { AppError, conflict, invalid, notFound, Problems } from '../graphql/errors.js';
@@ -89,6 +90,9 @@ export async function createRepository(ctx: RequestContext, input: CreateReposit
   if (!grants(ctx.viewer.scopes, 'repo')) throw new AppError('FORBIDDEN', 'this token lacks the repo scope');
   const defaultBranch = input.defaultBranch ?? 'main';
   const problems = new Problems();
+  for (const field of ['private', 'autoInit', 'defaultBranch'] as const) {
+    if (input[field] === null) problems.add(field, 'missing', `${field} cannot be null (leave it out for the default)`);
+  }
   checkRepositoryName(input.name, problems);
   checkDescription(input.description, problems);
   checkBranchName(defaultBranch, problems);
@@ -131,7 +135,7 @@ export async function createRepository(ctx: RequestContext, input: CreateReposit
 }
 
 export async function updateRepository(ctx: RequestContext, id: string, input: UpdateRepositoryInput): Promise<Repository> {
-  const repo = await repositoryFor(ctx, id, Permission.ADMIN);
+  const loaded = await repositoryFor(ctx, id, Permission.ADMIN);
   const problems = new Problems();
   for (const field of ['name', 'private', 'defaultBranch'] as const) {
     if (input[field] === null) problems.add(field, 'missing', `${field} cannot be null`);
@@ -142,29 +146,30 @@ export async function updateRepository(ctx: RequestContext, id: string, input: U
   problems.throwIfAny();
 
   const { git, events } = ctx.services;
-  if (input.defaultBranch != null && input.defaultBranch !== repo.defaultBranch && !repo.empty) {
-    if (!(await git.hasBranch(repo.id, input.defaultBranch))) {
+  if (input.defaultBranch != null && input.defaultBranch !== loaded.defaultBranch && !loaded.empty) {
+    if (!(await git.hasBranch(loaded.id, input.defaultBranch))) {
       throw invalid('defaultBranch', 'unknown_branch', `branch "${input.defaultBranch}" does not exist`);
     }
   }
 
-  const changes: Record<string, { from: unknown }> = {};
-  const apply = <K extends 'name' | 'description' | 'private' | 'defaultBranch'>(field: K, payloadName: string) => {
-    const next = input[field];
-    if (next === undefined || next === repo[field]) return;
-    changes[payloadName] = { from: repo[field] };
-    (repo as Record<K, unknown>)[field] = next;
-  };
-  apply('name', 'name');
-  apply('description', 'description');
-  apply('private', 'private');
-  apply('defaultBranch', 'default_branch');
-  if (Object.keys(changes).length === 0) return repo;
-  repo.nameKey = repo.name.toLowerCase();
-  repo.updatedAt = new Date();
-
   try {
     return await events.transaction(ctx.em, async (em) => {
+      // What changed is decided on the locked row: concurrent updates each record their own `from`.
+      const repo = await lockForUpdate(em, loaded, 'repository');
+      const changes: Record<string, { from: unknown }> = {};
+      const apply = <K extends 'name' | 'description' | 'private' | 'defaultBranch'>(field: K, payloadName: string) => {
+        const next = input[field];
+        if (next === undefined || next === repo[field]) return;
+        changes[payloadName] = { from: repo[field] };
+        (repo as Record<K, unknown>)[field] = next;
+      };
+      apply('name', 'name');
+      apply('description', 'description');
+      apply('private', 'private');
+      apply('defaultBranch', 'default_branch');
+      if (Object.keys(changes).length === 0) return repo;
+      repo.nameKey = repo.name.toLowerCase();
+      repo.updatedAt = new Date();
       await em.flush();
       if (changes.default_branch) await git.setDefaultBranch(repo.id, repo.defaultBranch);
       const actor = { id: ctx.viewer.userId, login: ctx.viewer.login };
@@ -177,9 +182,11 @@ export async function updateRepository(ctx: RequestContext, id: string, input: U
 }
 
 export async function deleteRepository(ctx: RequestContext, id: string): Promise<{ id: string; deleted: true }> {
-  const repo = await repositoryFor(ctx, id, Permission.ADMIN);
+  const loaded = await repositoryFor(ctx, id, Permission.ADMIN);
   const { git, events } = ctx.services;
   await events.transaction(ctx.em, async (em) => {
+    // Concurrent deletes queue on the row lock; all but the first find it gone (404, no second event).
+    const repo = await lockForUpdate(em, loaded, 'repository');
     await events.record(em, {
       type: 'repository',
       action: 'deleted',
@@ -189,8 +196,8 @@ export async function deleteRepository(ctx: RequestContext, id: string): Promise
     em.remove(repo);
   });
   // After the commit: a crash here leaves a directory without a record, which start-up removes.
-  await git.remove(repo.id);
-  return { id: repo.id, deleted: true };
+  await git.remove(loaded.id);
+  return { id: loaded.id, deleted: true };
 }
 
 function translateUniqueViolation(error: unknown): unknown {
