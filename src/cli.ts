@@ -16,21 +16,28 @@ const USAGE = `usage:
   cairn token revoke <token-id>
 options: --url <base url>  --token <admin token>  --data-dir <dir>`;
 
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: {
-    email: { type: 'string' },
-    admin: { type: 'boolean', default: false },
-    name: { type: 'string' },
-    scopes: { type: 'string' },
-    login: { type: 'string' },
-    'expires-at': { type: 'string' },
-    url: { type: 'string' },
-    token: { type: 'string' },
-    'data-dir': { type: 'string' },
-    help: { type: 'boolean', short: 'h' },
-  },
-});
+const OPTIONS = {
+  email: { type: 'string' },
+  admin: { type: 'boolean', default: false },
+  name: { type: 'string' },
+  scopes: { type: 'string' },
+  login: { type: 'string' },
+  'expires-at': { type: 'string' },
+  url: { type: 'string' },
+  token: { type: 'string' },
+  'data-dir': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function parseCommandLine() {
+  try {
+    return parseArgs({ allowPositionals: true, options: OPTIONS });
+  } catch (error) {
+    return fail(`${(error as Error).message}\n${USAGE}`);
+  }
+}
+
+const { values, positionals } = parseCommandLine();
 
 function fail(message: string): never {
   console.error(message);

@@ -23,11 +23,13 @@ export async function bootstrapAdmin(orm: MikroORM, config: Config, log: Logger)
     if ((await em.count(User, {})) > 0) return false;
     const admin = em.create(User, { login: 'admin', loginKey: 'admin', email: 'admin@localhost', admin: true });
     await issueToken(em, admin, 'bootstrap', [...SCOPES], null, secret);
+    // Written before the commit: a crash after it cannot leave an admin whose token nobody has
+    // (a crash before it leaves an empty database, and the next start bootstraps again).
+    await fs.mkdir(config.dataDir, { recursive: true });
+    await fs.writeFile(file, `${secret}\n`, { mode: 0o600 });
+    await fs.chmod(file, 0o600);
     return true;
   });
   if (!created) return;
-  await fs.mkdir(config.dataDir, { recursive: true });
-  await fs.writeFile(file, `${secret}\n`, { mode: 0o600 });
-  await fs.chmod(file, 0o600);
   log.info({ file }, 'created the site admin "admin"; its token is in this file');
 }
