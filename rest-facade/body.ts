@@ -29,7 +29,11 @@ export async function readJsonObject(req: Request): Promise<Record<string, unkno
   }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(Buffer.concat(chunks).toString('utf8').replace(/^\uFEFF/, '')); // a UTF-8 byte order mark is harmless
+    parsed = JSON.parse(
+      Buffer.concat(chunks)
+        .toString('utf8')
+        .replace(/^\uFEFF/, ''),
+    ); // a UTF-8 byte order mark is harmless
   } catch {
     throw new RestError(400, 'invalid_json', 'the request body is not valid JSON');
   }
