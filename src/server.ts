@@ -62,8 +62,9 @@ export async function startService(config: Config, log: Logger): Promise<Running
     cleanups.push(() => hosting.close());
     await reconcileAll(services, hosting);
 
-    const agenda: Agenda = await startAgenda(config, databaseUrl, log, [maintenanceJobs(services, hosting.locks), webhooks.jobs()]);
-    cleanups.push(() => agenda.stop());
+    const jobs = await startAgenda(config, databaseUrl, log, [maintenanceJobs(services, hosting.locks), webhooks.jobs()]);
+    const agenda: Agenda = jobs.agenda;
+    cleanups.push(() => jobs.stop());
     hosting.onPush(maintenanceScheduler(agenda, log));
     await webhooks.start(agenda, embedded !== null);
     // Cleanups run in reverse: pushes in flight record their events, then attempts in flight

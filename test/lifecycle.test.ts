@@ -43,6 +43,18 @@ describe('configuration', () => {
   });
 });
 
+test('an unreachable MONGODB_URL stops start-up with a message naming it', async () => {
+  const failure = await CairnServer.start({ env: { MONGODB_URL: 'mongodb://127.0.0.1:9/cairn' } }).then(
+    async (server) => {
+      await server.destroy();
+      return null;
+    },
+    (error: Error) => error.message,
+  );
+  expect(failure).toMatch(/exited with 1 during start-up/);
+  expect(failure).toMatch(/MONGODB_URL: cannot connect to MongoDB/);
+});
+
 /** PostgreSQL's own lock file: gone after a clean shutdown. */
 const postmasterPid = (server: CairnServer) => path.join(server.dataDir, 'postgres', 'postmaster.pid');
 /** Alive and not a zombie waiting to be reaped. */

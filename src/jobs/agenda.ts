@@ -11,10 +11,26 @@ export type JobDefinitions = (agenda: Agenda) => void | Promise<void>;
  * workers at once) or, with MONGODB_URL, on MongoDB. Jobs are locked in the
  * store, so several service processes on one database run each job once.
  */
-export async function startAgenda(config: Config, databaseUrl: string, log: Logger, definitions: JobDefinitions[]): Promise<Agenda> {
+export async function startAgenda(
+  config: Config,
+  databaseUrl: string,
+  log: Logger,
+  definitions: JobDefinitions[],
+): Promise<{ agenda: Agenda; stop: () => Promise<void> }> {
   let backend;
+  let closeStore = async () => {};
   if (config.mongodbUrl) {
-    backend = new (await import('@agendajs/mongo-backend')).MongoBackend({ address: config.mongodbUrl });
+    // Connected here, not by Agenda: its own connect has no error path (an unreachable server would
+    // crash the process half a minute later), and start-up must say which setting is wrong.
+    const { MongoClient } = await import('mongodb');
+    let client: InstanceType<typeof MongoClient>;
+    try {
+      client = await MongoClient.connect(config.mongodbUrl, { serverSelectionTimeoutMS: 5_000 });
+    } catch (error) {
+      throw new Error(`MONGODB_URL: cannot connect to MongoDB: ${(error as Error).message}`);
+    }
+    closeStore = () => client.close();
+    backend = new (await import('@agendajs/mongo-backend')).MongoBackend({ mongo: client.db() });
   } else {
     const { PostgresBackend } = await import('@agendajs/postgres-backend');
     backend = new PostgresBackend({ connectionString: databaseUrl, tableName: 'agenda_jobs' });
@@ -28,7 +44,18 @@ export async function startAgenda(config: Config, databaseUrl: string, log: Logg
   const agenda = new Agenda({ backend, processEvery: '5 seconds', maxConcurrency: 64, defaultConcurrency: 8 });
   agenda.on('error', (error: unknown) => log.error({ err: error }, 'agenda error'));
   for (const define of definitions) await define(agenda);
-  await agenda.start();
+  try {
+    await agenda.start();
+  } catch (error) {
+    await closeStore();
+    throw error;
+  }
   log.info({ backend: config.mongodbUrl ? 'mongodb' : 'postgresql' }, 'background jobs started');
-  return agenda;
+  return {
+    agenda,
+    stop: async () => {
+      await agenda.stop();
+      await closeStore();
+    },
+  };
 }

@@ -1,9 +1,10 @@
+import { ForeignKeyConstraintViolationException } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Agenda, Job } from 'agenda';
 import type { Metrics } from '../http/metrics.js';
 import type { Logger } from '../logger.js';
 import { recordAttempt, type ClaimedDelivery } from './attempt-record.js';
-import type { HttpSender } from './http-sender.js';
+import type { AttemptOutcome, HttpSender } from './http-sender.js';
 import type { SecretBox } from './secret-box.js';
 import { signatureHeader } from './signature.js';
 import type { WebhookHealth } from './webhook-health.js';
@@ -16,21 +17,25 @@ export interface WorkerSettings {
   disableAfterMs: number;
   /** Attempts in flight at once for one healthy webhook in one process. */
   perWebhookConcurrency: number;
+  /** Attempts in flight at once in one process, all webhooks together: bounds sockets and memory. */
+  processConcurrency: number;
   userAgent: string;
 }
 
 /** A failing webhook (one whose latest attempt failed) gets this many attempts in flight: a hanging receiver holds two sockets, not sixteen. */
 export const FAILING_CONCURRENCY = 2;
-/** How long one Agenda job drains a webhook before handing over to a fresh job (fairness, lock lifetime). */
-const DRAIN_BUDGET_MS = 30_000;
-/** How long a requested job counts as on its way; after that a wake-up asks again (duplicates are harmless). */
-const REQUEST_PENDING_MS = 250;
 /** While a webhook succeeds, its `last_response` is written at most this often. */
 const SUCCESS_WRITE_EVERY_MS = 1_000;
+/** A drain re-checks for due work at least this often, whatever wake-up it may have missed. */
+const IDLE_CHECK_MS = 5_000;
+/** Retries are woken at the end of their RETRY_TIMER_MS slot: the claim takes what is due within 100 ms. */
+const RETRY_TIMER_MS = 100;
 
-interface WebhookTarget {
+/** A delivery as claimed, with its webhook's URL and secret as they were at the claim. */
+interface Claim extends ClaimedDelivery {
   url: string;
-  secret: string;
+  /** Null when the stored secret cannot be decrypted (CAIRN_SECRET_KEY changed): the attempt fails unsent. */
+  secret: string | null;
 }
 
 /** A webhook being drained in this process. */
@@ -38,36 +43,41 @@ interface Drain {
   webhookId: string;
   /** New deliveries were announced since the last claim. */
   poked: boolean;
-  /** The last claim was full: more may be due. */
+  /** The last claim took all it asked for: more may be due. */
   mayHaveMore: boolean;
-  /** Claimed, not yet started. */
-  queue: ClaimedDelivery[];
-  inflight: Set<Promise<void>>;
-  target: WebhookTarget | null;
+  inflight: number;
   failing: boolean;
   lastSuccessWrite: number;
   wakeUp: (() => void) | null;
 }
 
 /**
- * Runs webhook deliveries (§8.2) as Agenda jobs: a `webhook:deliver` job
- * drains one webhook's due deliveries. It claims them in batches (SKIP LOCKED,
- * with a lease that a crashed worker's claims outlive only briefly), keeps a
- * short local queue, and runs at most `perWebhookConcurrency` attempts at a
- * time — two while the webhook is failing. One webhook per job means a
- * receiver that hangs occupies its own job and two sockets, nothing else.
+ * Runs webhook deliveries (§8.2). A drain sends one webhook's due
+ * deliveries: it claims only as many as it can start at once (SKIP LOCKED,
+ * with a lease a crashed worker's claims outlive only briefly), at most
+ * `perWebhookConcurrency` in flight — two while the webhook is failing — and
+ * at most `processConcurrency` across all webhooks. Because a claim starts at
+ * once and reads the webhook's URL, secret and `active` in the same
+ * statement, a webhook deactivated, deleted, disabled or re-pointed is never
+ * sent a delivery claimed before the change: only attempts already in flight
+ * finish.
  *
- * After a commit, `wake` pokes this process's drain of each webhook, or
- * starts a job for it (Agenda's PostgreSQL backend notifies every worker at
- * once): the first attempt does not wait for a polling interval. Retries
- * are jobs scheduled at their time. A periodic sweep (see webhook-jobs.ts)
- * restarts anything whose wake-up was lost to a crash.
+ * Wake-ups: the process that commits new deliveries starts or pokes its own
+ * drain at once (no job-store round trip, no polling interval, whichever
+ * Agenda backend). Agenda runs what must survive this process: retries,
+ * scheduled at their time as `webhook:deliver` jobs, and the periodic sweep
+ * for anything a crash left due; either hands the webhook to a drain of the
+ * process that runs it. A drain is not itself a job, so receivers that hang
+ * hold sockets, never job slots.
  */
 export class DeliveryWorker {
   private readonly drains = new Map<string, Drain>();
-  /** Webhooks whose job this process asked for, and when: another process may be the one to run it. */
-  private readonly requested = new Map<string, number>();
-  private readonly scheduledRetries = new Map<string, Set<number>>();
+  private readonly loops = new Set<Promise<void>>();
+  private readonly attempts = new Set<Promise<void>>();
+  /** Drains that have work but wait for the process-wide limit. */
+  private readonly waitingForRoom = new Set<Drain>();
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private inflight = 0;
   private stopping = false;
 
   constructor(
@@ -81,61 +91,28 @@ export class DeliveryWorker {
     private readonly metrics: Metrics,
   ) {}
 
-  /** After a commit created deliveries for these webhooks: get them going now. */
+  /** Deliveries for these webhooks are (or may be) due: get them going now. */
   wake(webhookIds: Iterable<string>): void {
     for (const webhookId of new Set(webhookIds)) {
       const drain = this.drains.get(webhookId);
-      if (drain) {
-        this.poke(drain);
-        continue;
-      }
-      const requestedAt = this.requested.get(webhookId);
-      if (this.stopping || (requestedAt !== undefined && Date.now() - requestedAt < REQUEST_PENDING_MS)) continue;
-      this.requested.set(webhookId, Date.now());
-      this.agenda.now(DELIVER_JOB, { webhookId }).catch((error: unknown) => {
-        this.requested.delete(webhookId);
-        this.log.error({ err: error, webhookId }, 'could not start a delivery job; the sweep will retry');
-      });
+      if (drain) this.poke(drain);
+      else if (!this.stopping) this.startDrain(webhookId);
     }
   }
 
-  /** The `webhook:deliver` job. */
+  /** The `webhook:deliver` job (a retry's time has come, or another process asked): hands over and returns. */
   async run(job: Job<{ webhookId: string }>): Promise<void> {
-    const { webhookId } = job.attrs.data;
-    this.requested.delete(webhookId);
-    const running = this.drains.get(webhookId);
-    if (running) {
-      this.poke(running);
-      return;
-    }
-    const drain: Drain = {
-      webhookId,
-      poked: true,
-      mayHaveMore: false,
-      queue: [],
-      inflight: new Set(),
-      target: null,
-      failing: false,
-      lastSuccessWrite: 0,
-      wakeUp: null,
-    };
-    this.drains.set(webhookId, drain);
-    try {
-      await this.drain(drain, job);
-    } catch (error) {
-      this.drains.delete(webhookId);
-      await this.release(drain).catch(() => undefined);
-      throw error;
-    }
+    this.wake([job.attrs.data.webhookId]);
   }
 
-  /** Stop claiming; resolves when the attempts in flight have ended (claimed but unstarted ones are released). */
+  /** Stop claiming; resolves when the attempts in flight have ended (each bounded by the timeout). */
   async stop(): Promise<void> {
     this.stopping = true;
-    const drains = [...this.drains.values()];
-    for (const drain of drains) this.poke(drain);
-    await Promise.all(drains.flatMap((drain) => [...drain.inflight]));
-    await Promise.all(drains.map((drain) => this.release(drain).catch(() => undefined)));
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    for (const drain of this.drains.values()) this.poke(drain);
+    await Promise.all([...this.loops]);
+    await Promise.all([...this.attempts]);
     this.sender.close();
   }
 
@@ -144,46 +121,57 @@ export class DeliveryWorker {
     drain.wakeUp?.();
   }
 
-  private async drain(drain: Drain, job: Job): Promise<void> {
-    const deadline = Date.now() + DRAIN_BUDGET_MS;
-    let lastTouch = Date.now();
+  private startDrain(webhookId: string): void {
+    const drain: Drain = { webhookId, poked: true, mayHaveMore: false, inflight: 0, failing: false, lastSuccessWrite: 0, wakeUp: null };
+    this.drains.set(webhookId, drain);
+    const loop = this.drain(drain)
+      .catch((error: unknown) => {
+        // Claims lapse and the sweep hands the webhook to a drain again.
+        this.log.error({ err: error, webhookId }, 'webhook drain failed');
+        if (this.drains.get(webhookId) === drain) this.drains.delete(webhookId);
+      })
+      .finally(() => this.loops.delete(loop));
+    this.loops.add(loop);
+  }
+
+  private async drain(drain: Drain): Promise<void> {
     for (;;) {
       const limit = drain.failing ? FAILING_CONCURRENCY : this.settings.perWebhookConcurrency;
-      const claiming = !this.stopping && Date.now() < deadline;
-      if (claiming && drain.queue.length < limit && (drain.poked || drain.mayHaveMore)) {
-        const want = 2 * limit - drain.queue.length - drain.inflight.size;
-        if (want > 0) {
-          drain.poked = false;
-          await this.claim(drain, want);
-        }
+      const wanted = !this.stopping && (drain.poked || drain.mayHaveMore) && drain.inflight < limit;
+      const room = Math.min(limit - drain.inflight, this.settings.processConcurrency - this.inflight);
+      if (wanted && room > 0) {
+        drain.poked = false;
+        for (const claim of await this.claim(drain, room)) this.start(drain, claim);
+      } else if (wanted) {
+        this.waitingForRoom.add(drain);
       }
-      if (this.stopping) await this.release(drain);
-      while (drain.inflight.size < limit && drain.queue.length > 0) this.start(drain, drain.queue.shift()!);
-
-      if (drain.inflight.size === 0 && drain.queue.length === 0) {
-        if ((drain.poked || drain.mayHaveMore) && claiming) continue;
-        // Decided synchronously: a poke from now on finds no drain and starts a new job.
+      const more = !this.stopping && (drain.poked || drain.mayHaveMore);
+      if (drain.inflight === 0 && !more && !this.waitingForRoom.has(drain)) {
+        // Decided synchronously: a wake-up from now on finds no drain and starts a new one.
         this.drains.delete(drain.webhookId);
-        if ((drain.poked || drain.mayHaveMore) && !this.stopping) this.wake([drain.webhookId]); // out of budget, work left
         return;
       }
+      if (drain.inflight < limit && more && !this.waitingForRoom.has(drain)) continue;
       await new Promise<void>((resolve) => {
-        drain.wakeUp = resolve;
-        setTimeout(resolve, 5_000).unref();
+        const timer = setTimeout(resolve, IDLE_CHECK_MS);
+        drain.wakeUp = () => {
+          clearTimeout(timer);
+          resolve();
+        };
       });
       drain.wakeUp = null;
-      if (Date.now() - lastTouch > 10_000) {
-        await job.touch().catch(() => undefined);
-        lastTouch = Date.now();
+      if (this.stopping && drain.inflight === 0) {
+        this.drains.delete(drain.webhookId);
+        return;
       }
     }
   }
 
   /**
-   * Takes up to `limit` due deliveries of the webhook into the drain's queue,
-   * with the webhook's current URL, secret and health, in one statement.
+   * Takes up to `limit` due deliveries of the webhook, with its current URL
+   * and secret, in one statement; nothing when it is inactive or gone.
    */
-  private async claim(drain: Drain, limit: number): Promise<void> {
+  private async claim(drain: Drain, limit: number): Promise<Claim[]> {
     const leaseSeconds = Math.ceil(this.settings.timeoutMs / 1000) + 5; // one attempt and a margin
     const rows = await this.orm.em.fork().execute<Array<ClaimedDelivery & { url: string; secret_ciphertext: string; failing: boolean }>>(
       `with hook as (select id, url, secret_ciphertext, failing_since is not null as failing from webhooks where id = ? and active),
@@ -200,51 +188,61 @@ export class DeliveryWorker {
       [drain.webhookId, limit, leaseSeconds],
     );
     drain.mayHaveMore = rows.length === limit;
-    if (rows.length === 0) return;
-    const { url, secret_ciphertext: sealed, failing } = rows[0]!;
-    drain.target = { url, secret: this.box.open(sealed) };
-    drain.failing = failing;
-    drain.queue.push(...rows);
+    if (rows.length === 0) return [];
+    drain.failing = rows[0]!.failing;
+    const secret = this.openSecret(drain.webhookId, rows[0]!.secret_ciphertext);
+    return rows.map(({ secret_ciphertext: _sealed, failing: _failing, ...claim }) => ({ ...claim, secret }));
   }
 
-  /** Gives claimed, unstarted deliveries back (shutdown): the next worker need not wait for their lease. */
-  private async release(drain: Drain): Promise<void> {
-    if (drain.queue.length === 0) return;
-    const ids = drain.queue.map((delivery) => delivery.id);
-    drain.queue = [];
-    await this.orm.em.fork().execute('update deliveries set claimed_until = null where id in (?)', [ids]);
+  private openSecret(webhookId: string, sealed: string): string | null {
+    try {
+      return this.box.open(sealed);
+    } catch (error) {
+      this.log.error({ err: error, webhookId }, 'cannot decrypt the webhook secret: was CAIRN_SECRET_KEY changed?');
+      return null;
+    }
   }
 
-  private start(drain: Drain, delivery: ClaimedDelivery): void {
-    const attempt = this.attempt(drain, drain.target!, delivery).finally(() => {
-      drain.inflight.delete(attempt);
+  private start(drain: Drain, claim: Claim): void {
+    drain.inflight++;
+    this.inflight++;
+    const attempt = this.attempt(drain, claim).finally(() => {
+      drain.inflight--;
+      this.inflight--;
+      this.attempts.delete(attempt);
       drain.wakeUp?.();
+      // Room in the process: every drain that waited for it tries again (they claim what fits).
+      for (const waiting of this.waitingForRoom) waiting.wakeUp?.();
+      this.waitingForRoom.clear();
     });
-    drain.inflight.add(attempt);
+    this.attempts.add(attempt);
   }
 
-  private async attempt(drain: Drain, target: WebhookTarget, delivery: ClaimedDelivery): Promise<void> {
+  private async attempt(drain: Drain, claim: Claim): Promise<void> {
     const { webhookId } = drain;
     try {
       const headers = {
         'Content-Type': 'application/json',
         'User-Agent': this.settings.userAgent,
-        'X-Cairn-Event': delivery.event,
-        'X-Cairn-Delivery': delivery.id,
+        'X-Cairn-Event': claim.event,
+        'X-Cairn-Delivery': claim.id,
         'X-Cairn-Hook-ID': webhookId,
-        'X-Cairn-Signature-256': signatureHeader(target.secret, delivery.body),
+        ...(claim.secret !== null ? { 'X-Cairn-Signature-256': signatureHeader(claim.secret, claim.body) } : {}),
       };
       const startedAt = new Date();
-      const outcome = await this.sender.send(target.url, headers, delivery.body, this.settings.timeoutMs);
-      const result = await recordAttempt(this.orm.em.fork(), delivery, {
-        url: target.url,
+      const outcome: AttemptOutcome =
+        claim.secret === null
+          ? { ok: false, statusCode: null, error: 'the webhook secret cannot be decrypted', durationMs: 0, response: null }
+          : await this.sender.send(claim.url, headers, claim.body, this.settings.timeoutMs);
+      const result = await recordAttempt(this.orm.em.fork(), claim, {
+        url: claim.url,
         headers,
         startedAt,
         outcome,
         retryDelaysMs: this.settings.retryDelaysMs,
       });
       this.metrics.deliveries.inc({ outcome: outcome.ok ? 'succeeded' : result.retryAt ? 'retrying' : 'failed' });
-      if (result.firstAttempt) this.metrics.deliveryLatency.observe((Date.now() - new Date(delivery.created_at).getTime()) / 1000);
+      if (result.firstAttempt) this.metrics.deliveryLatency.observe((Date.now() - new Date(claim.created_at).getTime()) / 1000);
       // The webhook row changes on every failure, but while it succeeds only to end a streak or once a second.
       const now = Date.now();
       if (!outcome.ok || drain.failing || now - drain.lastSuccessWrite >= SUCCESS_WRITE_EVERY_MS) {
@@ -254,27 +252,42 @@ export class DeliveryWorker {
       drain.failing = !outcome.ok;
       if (result.retryAt) this.scheduleRetry(webhookId, result.retryAt);
     } catch (error) {
-      // The claim lapses and the sweep hands the delivery to a worker again.
-      this.log.error({ err: error, webhookId, deliveryId: delivery.id }, 'delivery attempt could not be recorded');
+      // Deleted with its webhook while the attempt ran: nothing is left to record.
+      if (error instanceof ForeignKeyConstraintViolationException) return;
+      // Otherwise the claim lapses and the sweep hands the delivery to a drain again.
+      this.log.error({ err: error, webhookId, deliveryId: claim.id }, 'delivery attempt could not be recorded');
     }
   }
 
-  /** One job per webhook and second, however many of its deliveries retry then. */
+  /**
+   * A retry's wake-up: a timer in this process, exact (to RETRY_TIMER_MS)
+   * whatever the job backend's polling, and an Agenda job, which another
+   * process runs if this one is gone by then. Deliveries retrying close
+   * together share them: one timer per webhook and RETRY_TIMER_MS, one job
+   * per webhook and second.
+   */
   private scheduleRetry(webhookId: string, at: Date): void {
-    const second = Math.ceil(at.getTime() / 1000);
-    const seconds = this.scheduledRetries.get(webhookId) ?? new Set<number>();
-    if (seconds.has(second)) return;
-    seconds.add(second);
-    this.scheduledRetries.set(webhookId, seconds);
-    setTimeout(
+    const wakeAt = Math.ceil(at.getTime() / RETRY_TIMER_MS) * RETRY_TIMER_MS;
+    this.once(`wake ${webhookId} ${wakeAt}`, wakeAt, () => this.wake([webhookId]));
+    const jobAt = Math.ceil(at.getTime() / 1000) * 1000;
+    if (this.once(`job ${webhookId} ${jobAt}`, jobAt, () => undefined)) {
+      this.agenda.schedule(new Date(jobAt), DELIVER_JOB, { webhookId }).catch((error: unknown) => {
+        this.log.error({ err: error, webhookId }, 'could not schedule a retry job; the sweep will pick it up');
+      });
+    }
+  }
+
+  /** Runs `fn` at `atMs` unless a timer under `key` is pending; whether it set one. */
+  private once(key: string, atMs: number, fn: () => void): boolean {
+    if (this.timers.has(key)) return false;
+    const timer = setTimeout(
       () => {
-        seconds.delete(second);
-        if (seconds.size === 0) this.scheduledRetries.delete(webhookId);
+        this.timers.delete(key);
+        fn();
       },
-      at.getTime() - Date.now() + 1_000,
-    ).unref();
-    this.agenda.schedule(at, DELIVER_JOB, { webhookId }).catch((error: unknown) => {
-      this.log.error({ err: error, webhookId }, 'could not schedule a retry; the sweep will pick it up');
-    });
+      Math.max(atMs - Date.now(), 0),
+    );
+    this.timers.set(key, timer.unref());
+    return true;
   }
 }

@@ -31,12 +31,13 @@ const NOT_EXTERNAL: Array<[string, number, 'ipv4' | 'ipv6']> = [
   ['203.0.113.0', 24, 'ipv4'],
   ['224.0.0.0', 4, 'ipv4'],
   ['240.0.0.0', 4, 'ipv4'],
-  ['::', 128, 'ipv6'],
-  ['::1', 128, 'ipv6'],
+  ['::', 96, 'ipv6'], // unspecified, loopback and IPv4-compatible (::a.b.c.d)
+  ['64:ff9b::', 96, 'ipv6'], // NAT64: reaches the embedded IPv4 address, whatever it is
   ['64:ff9b:1::', 48, 'ipv6'],
   ['100::', 64, 'ipv6'],
   ['2001::', 23, 'ipv6'],
   ['2001:db8::', 32, 'ipv6'],
+  ['2002::', 16, 'ipv6'], // 6to4: embeds an IPv4 address
   ['fc00::', 7, 'ipv6'],
   ['fe80::', 10, 'ipv6'],
   ['fec0::', 10, 'ipv6'],

@@ -32,9 +32,11 @@ class PolicyRefusal extends Error {
  * actually dialled. Never throws: every way of failing becomes an outcome.
  */
 export class HttpSender {
+  // No per-host socket cap: the worker bounds attempts per webhook and per process, and a cap here
+  // would queue one webhook's requests behind another's hanging ones on the same host.
   private readonly agents = {
-    'http:': new http.Agent({ keepAlive: true, maxSockets: 64, maxFreeSockets: 16 }),
-    'https:': new https.Agent({ keepAlive: true, maxSockets: 64, maxFreeSockets: 16 }),
+    'http:': new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 64 }),
+    'https:': new https.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 64 }),
   };
   private readonly lookup: LookupFunction;
 

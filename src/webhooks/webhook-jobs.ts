@@ -13,9 +13,9 @@ const SWEEP_EVERY_MS = 5_000;
 const PURGE_BATCH = 1_000;
 
 /**
- * The webhook jobs on Agenda: deliveries (one job drains one webhook), the
- * sweep (lost wake-ups, lapsed claims, auto-disable, queue depth) and the
- * retention purge.
+ * The webhook jobs on Agenda: deliveries (retries at their time, hand-overs
+ * to a drain), the sweep (lost wake-ups, lapsed claims, auto-disable, queue
+ * depth) and the retention purge.
  */
 export function webhookJobs(
   worker: DeliveryWorker,
@@ -26,12 +26,8 @@ export function webhookJobs(
   log: Logger,
 ): JobDefinitions {
   return async (agenda: Agenda) => {
-    agenda.define(DELIVER_JOB, (job: Job<{ webhookId: string }>) => worker.run(job), {
-      concurrency: 64,
-      lockLimit: 128,
-      lockLifetime: config.webhookTimeoutMs + 60_000,
-      removeOnComplete: true,
-    });
+    // Hands the webhook to a drain in this process and completes at once: no job slot is held while attempts run.
+    agenda.define(DELIVER_JOB, (job: Job<{ webhookId: string }>) => worker.run(job), { concurrency: 16, removeOnComplete: true });
     agenda.define(SWEEP_JOB, async () => {
       worker.wake(await dueWebhooks(orm, 2));
       await health.sweep();

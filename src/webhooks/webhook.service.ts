@@ -6,7 +6,7 @@ import { User } from '../auth/user.entity.js';
 import type { RequestContext } from '../context.js';
 import { isEventType } from '../events/event-types.js';
 import { actorRef, repositoryRef } from '../events/payloads.js';
-import { AppError, conflict, notFound, Problems } from '../graphql/errors.js';
+import { AppError, conflict, invalid, notFound, Problems } from '../graphql/errors.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
 import { repositoryFor } from '../repositories/repository.service.js';
 import { Delivery, DeliveryStatus } from './delivery.entity.js';
@@ -97,18 +97,22 @@ export async function createWebhook(ctx: RequestContext, input: CreateWebhookInp
   checkSecret(input.secret, problems);
   problems.throwIfAny();
 
-  const existing = await ctx.em.count(Webhook, repository ? { repository } : { repository: null, user: ctx.viewer.userId });
-  if (existing >= MAX_WEBHOOKS) throw conflict(`at most ${MAX_WEBHOOKS} webhooks per repository or owner`);
   const generated = input.secret ? null : randomBytes(32).toString('hex');
-  const hook = ctx.em.create(Webhook, {
-    repository,
-    user: ctx.em.getReference(User, ctx.viewer.userId),
-    url: input.url,
-    events,
-    active: input.active ?? true,
-    secretCiphertext: webhooks.box.seal(input.secret ?? generated!),
+  const hook = await ctx.em.transactional(async (em) => {
+    // The parent's row lock makes count-then-insert atomic: concurrent creates cannot pass the limit together.
+    if (repository) await em.execute('select 1 from repositories where id = ? for update', [repository.id]);
+    else await em.execute('select 1 from users where id = ? for update', [ctx.viewer.userId]);
+    const existing = await em.count(Webhook, repository ? { repository } : { repository: null, user: ctx.viewer.userId });
+    if (existing >= MAX_WEBHOOKS) throw conflict(`at most ${MAX_WEBHOOKS} webhooks per repository or owner`);
+    return em.create(Webhook, {
+      repository,
+      user: em.getReference(User, ctx.viewer.userId),
+      url: input.url,
+      events,
+      active: input.active ?? true,
+      secretCiphertext: webhooks.box.seal(input.secret ?? generated!),
+    });
   });
-  await ctx.em.flush();
   return { webhook: hook, secret: generated };
 }
 
@@ -212,6 +216,7 @@ export async function listDeliveries(
   filter: { status?: DeliveryStatus | null; event?: string | null },
   page: Page,
 ): Promise<Connection<Delivery>> {
+  if (filter.event && !isEventType(filter.event)) throw invalid('event', 'unknown_event', `unknown event type "${filter.event}"`);
   const where = {
     webhook: hook,
     ...(filter.status ? { status: filter.status } : {}),

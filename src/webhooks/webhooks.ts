@@ -19,6 +19,8 @@ export const USER_AGENT = `Cairn-Hookshot/${VERSION}`;
 
 /** Attempts in flight at once per webhook and process. */
 export const PER_WEBHOOK_CONCURRENCY = 16;
+/** Attempts in flight at once per process, all webhooks together (sockets, memory). */
+export const PROCESS_CONCURRENCY = 1024;
 
 /**
  * The webhook capability as the rest of the service sees it: the secret box
@@ -63,6 +65,7 @@ export class Webhooks {
         retryDelaysMs: this.config.webhookRetryDelaysMs,
         disableAfterMs: this.config.webhookDisableAfterMs,
         perWebhookConcurrency: PER_WEBHOOK_CONCURRENCY,
+        processConcurrency: PROCESS_CONCURRENCY,
         userAgent: USER_AGENT,
       };
       this.worker = new DeliveryWorker(this.orm, agenda, sender, this.box, settings, this.health, this.log, this.metrics);

@@ -1,0 +1,145 @@
+import { adminClient, createUser } from './support/client.js';
+import { eventually, Receiver } from './support/receiver.js';
+import { CairnServer, sleep } from './support/server.js';
+
+/**
+ * What a webhook owner relies on beyond the happy path: once a webhook is
+ * deactivated, deleted or disabled, nothing more reaches its receiver; many
+ * hanging receivers do not hold up a healthy one; retries are counted from
+ * the failure; secrets and tokens never reach the logs.
+ */
+type Owner = Awaited<ReturnType<typeof createUser>>;
+let server: CairnServer;
+let receiver: Receiver;
+let owner: Owner;
+
+beforeAll(async () => {
+  [server, receiver] = await Promise.all([
+    CairnServer.start({
+      env: {
+        CAIRN_WEBHOOK_ALLOWED_HOSTS: 'loopback',
+        CAIRN_WEBHOOK_TIMEOUT: '3s',
+        CAIRN_WEBHOOK_RETRY_DELAYS: '1s,2s',
+        CAIRN_WEBHOOK_DISABLE_AFTER: '4s', // longer than the retry test's streak before its last attempt (~1.7 s)
+        LOG_LEVEL: 'debug',
+      },
+    }),
+    Receiver.start(),
+  ]);
+  owner = await createUser(adminClient(server), 'isolated', ['repo', 'admin:repo_hook']);
+});
+afterAll(async () => {
+  await receiver.close();
+  await server.destroy();
+});
+
+/** A repository whose webhook on `path` receives `issues` events, and `count` events fired at once. */
+async function burst(name: string, path: string, count: number) {
+  const repo = (await owner.post('/repos', { name })).body.id as string;
+  const hook = (await owner.post(`/repos/${repo}/webhooks`, { url: receiver.url(path), events: ['issues'] })).body;
+  await Promise.all(Array.from({ length: count }, (_, i) => owner.post(`/repos/${repo}/issues`, { title: `event ${i}` })));
+  return { repo, hook, hookPath: `/repos/${repo}/webhooks/${hook.id}` };
+}
+
+/** Requests that reached `path` later than `since` (plus a little for a request already on the wire). */
+const arrivedAfter = (path: string, since: number) => receiver.at(path).filter((r) => r.at > since + 100);
+
+describe('nothing is sent once a webhook is switched off', () => {
+  test('deactivated: of 50 deliveries to a slow receiver, none starts after the PATCH', async () => {
+    receiver.on('/slow-deactivate', { delayMs: 1_500 });
+    const { hookPath } = await burst('deactivate-burst', '/slow-deactivate', 50);
+    await receiver.waitFor('/slow-deactivate', 1);
+    expect((await owner.patch(hookPath, { active: false })).body.active).toBe(false);
+    const switchedOff = Date.now();
+    await sleep(4_000); // two rounds of the slow receiver
+    expect(arrivedAfter('/slow-deactivate', switchedOff)).toHaveLength(0);
+    const pending = (await owner.get(`${hookPath}/deliveries?status=pending`)).body.total;
+    expect(pending).toBe(0);
+  });
+
+  test('deleted: none starts after the DELETE, and attempts in flight end quietly', async () => {
+    receiver.on('/slow-delete', { delayMs: 1_500 });
+    const { hookPath } = await burst('delete-burst', '/slow-delete', 50);
+    await receiver.waitFor('/slow-delete', 1);
+    expect((await owner.delete(hookPath)).status).toBe(204);
+    const deleted = Date.now();
+    await sleep(4_000);
+    expect(arrivedAfter('/slow-delete', deleted)).toHaveLength(0);
+    expect(server.logs().filter((line) => (line.level as number) >= 50)).toEqual([]);
+  });
+
+  test('disabled for consistent failure: nothing reaches the receiver after disabled_at', async () => {
+    receiver.on('/failing-burst', { status: 500, delayMs: 200 });
+    const { hookPath } = await burst('disable-burst', '/failing-burst', 30);
+    const hook = await eventually(
+      async () => {
+        const res = await owner.get(hookPath);
+        return res.body.active === false && res.body;
+      },
+      20_000,
+      'the webhook to be disabled',
+    );
+    expect(hook.disabled_reason).toBe('consistent_failure');
+    await sleep(3_000); // past the next retry
+    expect(receiver.at('/failing-burst').length).toBeGreaterThanOrEqual(2);
+    expect(arrivedAfter('/failing-burst', Date.parse(hook.disabled_at))).toHaveLength(0);
+  });
+});
+
+test('72 hanging receivers on the same host do not delay a healthy webhook beside them', async () => {
+  receiver.on('/hang-many', { delayMs: 10_000 });
+  const hanging: string[] = [];
+  for (let r = 0; r < 4; r++) {
+    const repo = (await owner.post('/repos', { name: `hanging-${r}` })).body.id as string;
+    await Promise.all(
+      Array.from({ length: 18 }, () => owner.post(`/repos/${repo}/webhooks`, { url: receiver.url('/hang-many'), events: ['issues'] })),
+    );
+    hanging.push(repo);
+  }
+  await Promise.all(hanging.map((repo) => owner.post(`/repos/${repo}/issues`, { title: 'to the hanging receivers' })));
+  // As soon as 64 hold a request open (a fixed pool of 64 job slots or sockets would be full), not
+  // later: by then the first would be timing out and freeing what they held.
+  await receiver.waitFor('/hang-many', 64);
+
+  const healthy = (await owner.post('/repos', { name: 'healthy-beside' })).body.id as string;
+  await owner.post(`/repos/${healthy}/webhooks`, { url: receiver.url('/fast-beside'), events: ['issues'] });
+  const fired = Date.now();
+  await owner.post(`/repos/${healthy}/issues`, { title: 'to the healthy receiver' });
+  const [arrived] = await receiver.waitFor('/fast-beside', 1, 5_000);
+  expect(arrived!.at - fired).toBeLessThan(1_000);
+});
+
+test('retries are counted from the failure, not from the start of the attempt', async () => {
+  receiver.on('/slow-failure', { status: 500, delayMs: 700 });
+  await burst('slow-failure', '/slow-failure', 1);
+  const attempts = await receiver.waitFor('/slow-failure', 3, 10_000);
+  // Each attempt takes 700 ms to fail; the next starts 1 s, then 2 s, after that failure.
+  expect(Math.abs(attempts[1]!.at - attempts[0]!.at - 1_700)).toBeLessThan(400);
+  expect(Math.abs(attempts[2]!.at - attempts[1]!.at - 2_700)).toBeLessThan(400);
+});
+
+test('secrets and tokens never reach the logs, even at debug level', async () => {
+  receiver.on('/secretive', { status: 200 });
+  const repo = (await owner.post('/repos', { name: 'secretive' })).body.id as string;
+  const chosen = 'chosen-secret-that-must-never-be-logged';
+  const hook = (await owner.post(`/repos/${repo}/webhooks`, { url: receiver.url('/secretive'), events: ['issues'], secret: chosen })).body;
+  const generatedHook = (await owner.post(`/repos/${repo}/webhooks`, { url: receiver.url('/secretive'), events: ['issues'] })).body;
+  const rotated = 'rotated-secret-that-must-never-be-logged';
+  await owner.patch(`/repos/${repo}/webhooks/${hook.id}`, { secret: rotated });
+  await owner.post(`/repos/${repo}/issues`, { title: 'signed with every secret' });
+  await receiver.waitFor('/secretive', 2);
+  expect(generatedHook.secret).toMatch(/^[0-9a-f]{64}$/);
+  for (const secret of [chosen, rotated, generatedHook.secret, owner.token, server.adminToken]) {
+    expect(server.output).not.toContain(secret);
+  }
+  expect(server.logs().some((line) => line.msg === 'request')).toBe(true); // the check read real log lines
+});
+
+test('an unknown event filter on the history is 422, like an unknown status', async () => {
+  const { hookPath } = await burst('filters', '/filters', 0);
+  for (const query of ['event=bogus', 'status=bogus']) {
+    const res = await owner.get(`${hookPath}/deliveries?${query}`);
+    expect(res.status).toBe(422);
+    expect(res.body.error.code).toBe('validation_failed');
+  }
+});
