@@ -124,3 +124,13 @@ test('an empty repository browses as empty; a private one is invisible to strang
   const hidden = await stranger.graphql('query($id: ID!) { repository(id: $id) { branches { totalCount } } }', { id: repoId });
   expect(hidden.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
 });
+
+test('git-backed fields count as processes in the cost limit: many aliases are refused, a fair number are served', async () => {
+  const aliases = (n: number) => Array.from({ length: n }, (_, i) => `b${i}: blob(path: "README.md") { text }`).join(' ');
+  const flood = await alice.graphql(`query($id: ID!) { repository(id: $id) { ${aliases(500)} } }`, { id: repoId });
+  expect(flood.status).toBe(400);
+  expect(flood.errors![0].message).toMatch(/query cost \d+ exceeds the limit/);
+  const fair = await alice.graphql(`query($id: ID!) { repository(id: $id) { ${aliases(100)} } }`, { id: repoId });
+  expect(fair.errors).toBeUndefined();
+  expect(Object.values(fair.data.repository).every((blob: any) => blob.text === '# browse\n')).toBe(true);
+});

@@ -1,6 +1,7 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { adminClient, createUser } from './support/client.js';
@@ -310,6 +311,47 @@ describe('clients that go away', () => {
     expect((await git.run(['push', 'origin', 'main'], { cwd: dir })).code).toBe(0);
   });
 
+  test('a push whose whole request arrived before its client left never leaves git waiting', async () => {
+    const pkt = (line: string) => (line.length + 4).toString(16).padStart(4, '0') + line;
+    const packHeader = Buffer.from('5041434b0000000200000000', 'hex'); // "PACK", version 2, no objects
+    const emptyPack = Buffer.concat([packHeader, createHash('sha1').update(packHeader).digest()]);
+    const body = Buffer.concat([
+      Buffer.from(`${pkt(`${'0'.repeat(40)} ${'1'.repeat(40)} refs/heads/gone\0report-status\n`)}0000`),
+      emptyPack,
+    ]);
+    const head = [
+      'POST /alice/abandoned.git/git-receive-pack HTTP/1.1',
+      `Host: 127.0.0.1:${server.port}`,
+      `Authorization: Bearer ${alice.token}`,
+      'Content-Type: application/x-git-receive-pack-request',
+      `Content-Length: ${body.length}`,
+      'Connection: close',
+      '',
+      '',
+    ].join('\r\n');
+    // The whole request, then gone at once: it lands while the server still authenticates or waits for the lock.
+    for (let i = 0; i < 20; i++) {
+      await new Promise<void>((resolve) => {
+        const socket = net.connect(server.port, '127.0.0.1', () => {
+          socket.write(Buffer.concat([Buffer.from(head), body]), () => {
+            socket.destroy();
+            resolve();
+          });
+        });
+        socket.on('error', () => resolve());
+      });
+    }
+    expect(await until(async () => (await gitChildren(server.process!.pid!)).length === 0)).toBe(true);
+    const dir = git.path('after-race');
+    await git.git(['clone', '--quiet', url, dir]);
+    await git.commit(dir, 'after the race', { 'race.txt': 'r\n' });
+    const push = await git.run(['push', 'origin', 'main'], {
+      cwd: dir,
+      env: { GIT_HTTP_LOW_SPEED_LIMIT: '1', GIT_HTTP_LOW_SPEED_TIME: '20' },
+    });
+    expect(push.code).toBe(0);
+  });
+
   test('a clone abandoned mid-download stops its git at once', async () => {
     const head = (await git.git(['ls-remote', url, 'refs/heads/main'])).slice(0, 40);
     const pkt = (line: string) => (line.length + 4).toString(16).padStart(4, '0') + line;
@@ -327,4 +369,62 @@ describe('clients that go away', () => {
     response.destroy();
     expect(await until(async () => (await gitChildren(server.process!.pid!)).length === 0)).toBe(true);
   });
+});
+
+describe('one account cannot monopolise pushes; ref names git accepts but nobody can use are refused', () => {
+  /** A push that sends its command and the start of a pack, then stalls (holding or waiting for the lock). */
+  function stalledPush(repo: string, token: string): http.ClientRequest {
+    const request = http.request(`${server.url}/alice/${repo}.git/git-receive-pack`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/x-git-receive-pack-request',
+        'transfer-encoding': 'chunked',
+      },
+    });
+    request.on('error', () => undefined);
+    const pkt = (line: string) => (line.length + 4).toString(16).padStart(4, '0') + line;
+    request.write(`${pkt(`${'0'.repeat(40)} ${'1'.repeat(40)} refs/heads/stall\0report-status\n`)}0000PACK`);
+    return request;
+  }
+
+  test('past 8 pushes in flight an account gets 429; other pushes go on meanwhile', async () => {
+    await createRepo('crowded');
+    await createRepo('elsewhere');
+    const stalled = Array.from({ length: 8 }, () => stalledPush('crowded', alice.token));
+    try {
+      await until(async () => (await gitChildren(server.process!.pid!)).length > 0);
+      await sleep(200); // the other seven are in line for the lock
+      const dir = await git.init('ninth');
+      await git.commit(dir, 'ninth', { 'n.txt': 'n\n' });
+      const ninth = await git.run(['push', remoteUrl(server, 'alice', 'elsewhere', alice.token), 'main'], { cwd: dir });
+      expect(ninth.code).not.toBe(0);
+      expect(ninth.stderr).toMatch(/Too many pushes in progress from this account|429/);
+
+      const bob = await createUser(adminClient(server), 'bob-pusher');
+      await bob.post('/repos', { name: 'own' });
+      const bobs = await git.run(['push', remoteUrl(server, 'bob-pusher', 'own', bob.token), 'main'], { cwd: dir });
+      expect(bobs.code).toBe(0);
+    } finally {
+      for (const request of stalled) request.destroy();
+    }
+    expect(await until(async () => (await gitChildren(server.process!.pid!)).length === 0)).toBe(true);
+    const dir = await git.init('after-crowd');
+    await git.commit(dir, 'after', { 'a.txt': 'a\n' });
+    expect((await git.run(['push', remoteUrl(server, 'alice', 'elsewhere', alice.token), 'main'], { cwd: dir })).code).toBe(0);
+  });
+
+  test.each(['refs/heads/-x', 'refs/heads/HEAD', 'refs/tags/--upload-pack=evil'])(
+    'a push creating %s is refused, with the reason',
+    async (ref) => {
+      await createRepo(`odd-${ref.replace(/[^a-z]/gi, '')}`);
+      const dir = await git.init(`odd-${ref.length}-${ref.replace(/[^a-z]/gi, '')}`);
+      await git.commit(dir, 'odd', { 'o.txt': 'o\n' });
+      const push = await git.run(['push', remoteUrl(server, 'alice', `odd-${ref.replace(/[^a-z]/gi, '')}`, alice.token), `main:${ref}`], {
+        cwd: dir,
+      });
+      expect(push.code).not.toBe(0);
+      expect(push.stderr).toMatch(/may not start with '-' or be HEAD/);
+    },
+  );
 });

@@ -1,27 +1,46 @@
-import { Arg, Args, Ctx, FieldResolver, Resolver, Root } from 'type-graphql';
+import os from 'node:os';
+import { Arg, Args, Ctx, Extensions, FieldResolver, Resolver, Root } from 'type-graphql';
 import type { RequestContext } from '../context.js';
 import { PageArgs, resolvePage } from '../graphql/pagination.js';
 import { Repository } from '../repositories/repository.entity.js';
+import { GIT_FIELD_COST } from '../graphql/limits.js';
 import { listBranches, listCommits, listTags, readBlob, readTree } from './browse.js';
+import { Semaphore } from './concurrency.js';
 import { Blob, BranchConnection, CommitConnection, TagConnection, TreeEntry } from './git.types.js';
+
+/** Browsing fields resolving at once in this process: a query of many aliases queues instead of forking hundreds of gits. */
+const browsing = new Semaphore(Math.max(2, os.availableParallelism() * 2));
+
+async function limited<T>(work: () => Promise<T>): Promise<T> {
+  const release = await browsing.acquire();
+  try {
+    return await work();
+  } finally {
+    release();
+  }
+}
 
 /**
  * Browsing a repository's git data (read-only), for frontends. These are
  * fields of `Repository`, so the repository was already found and its read
- * permission checked by the query that returned it.
+ * permission checked by the query that returned it. Each runs git, so each
+ * costs GIT_FIELD_COST in the query cost limit and waits for a slot.
  */
 @Resolver(() => Repository)
 export class GitResolver {
+  @Extensions({ cost: GIT_FIELD_COST })
   @FieldResolver(() => BranchConnection, { description: 'Branches in name order.' })
   branches(@Root() repo: Repository, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: RequestContext) {
-    return listBranches(ctx.services.git.pathFor(repo.id), repo.defaultBranch, resolvePage(page));
+    return limited(() => listBranches(ctx.services.git.pathFor(repo.id), repo.defaultBranch, resolvePage(page)));
   }
 
+  @Extensions({ cost: GIT_FIELD_COST })
   @FieldResolver(() => TagConnection, { description: 'Tags, newest first.' })
   tags(@Root() repo: Repository, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: RequestContext) {
-    return listTags(ctx.services.git.pathFor(repo.id), resolvePage(page));
+    return limited(() => listTags(ctx.services.git.pathFor(repo.id), resolvePage(page)));
   }
 
+  @Extensions({ cost: GIT_FIELD_COST })
   @FieldResolver(() => CommitConnection, {
     description: 'History reachable from `ref` (a branch, tag or commit sha; default: the default branch), newest first.',
   })
@@ -33,9 +52,10 @@ export class GitResolver {
   ) {
     const resolved = resolvePage(page);
     if (repo.empty && ref == null) return { nodes: [], totalCount: 0, limit: resolved.limit, offset: resolved.offset, hasMore: false };
-    return listCommits(ctx.services.git.pathFor(repo.id), ref ?? repo.defaultBranch, resolved);
+    return limited(() => listCommits(ctx.services.git.pathFor(repo.id), ref ?? repo.defaultBranch, resolved));
   }
 
+  @Extensions({ cost: GIT_FIELD_COST })
   @FieldResolver(() => [TreeEntry], {
     description: 'The directory at `path` (default: the root) at `ref` (default: the default branch). NOT_FOUND when it does not exist.',
   })
@@ -45,9 +65,10 @@ export class GitResolver {
     @Arg('path', () => String, { defaultValue: '' }) path: string,
     @Ctx() ctx: RequestContext,
   ): Promise<TreeEntry[]> {
-    return readTree(ctx.services.git.pathFor(repo.id), ref ?? repo.defaultBranch, path);
+    return limited(() => readTree(ctx.services.git.pathFor(repo.id), ref ?? repo.defaultBranch, path));
   }
 
+  @Extensions({ cost: GIT_FIELD_COST })
   @FieldResolver(() => Blob, {
     nullable: true,
     description: 'The file at `path` and `ref` (default: the default branch). NOT_FOUND when it does not exist or is not a file.',
@@ -58,6 +79,6 @@ export class GitResolver {
     @Arg('ref', () => String, { nullable: true }) ref: string | null,
     @Ctx() ctx: RequestContext,
   ): Promise<Blob> {
-    return readBlob(ctx.services.git.pathFor(repo.id), ref ?? repo.defaultBranch, path);
+    return limited(() => readBlob(ctx.services.git.pathFor(repo.id), ref ?? repo.defaultBranch, path));
   }
 }

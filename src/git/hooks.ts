@@ -18,15 +18,41 @@ cat > "$${PUSH_REPORT_ENV}.tmp" && mv "$${PUSH_REPORT_ENV}.tmp" "$${PUSH_REPORT_
 `;
 
 /**
- * Writes Cairn's hook into a directory of the data dir, shared by every
+ * `pre-receive`: refuses the whole push when it would create a branch or tag
+ * whose name git accepts as a ref but not as a name on a command line
+ * (`refs/heads/-x` reads as an option, `refs/heads/HEAD` shadows HEAD), as
+ * GitHub does. Deleting such a ref stays possible.
+ */
+const PRE_RECEIVE = `#!/bin/sh
+# Cairn: refuses branch and tag names that cannot be used as names (src/git/hooks.ts).
+status=0
+while read -r old new ref; do
+  [ "$new" = "0000000000000000000000000000000000000000" ] && continue
+  case "$ref" in
+    refs/heads/-*|refs/tags/-*|refs/heads/HEAD|refs/tags/HEAD)
+      echo "Cairn: refusing $ref: a branch or tag name may not start with '-' or be HEAD" >&2
+      status=1
+      ;;
+  esac
+done
+exit $status
+`;
+
+/**
+ * Writes Cairn's hooks into a directory of the data dir, shared by every
  * repository through `-c core.hooksPath=...` on each receive-pack run (no
  * per-repository hook files to keep up to date). Rewritten at every start.
  */
 export async function installHooks(dataDir: string): Promise<string> {
   const dir = path.join(dataDir, 'git-hooks');
   await fs.mkdir(dir, { recursive: true });
-  const file = path.join(dir, 'post-receive');
-  await fs.writeFile(`${file}.new`, POST_RECEIVE, { mode: 0o755 });
-  await fs.rename(`${file}.new`, file);
+  for (const [name, script] of [
+    ['pre-receive', PRE_RECEIVE],
+    ['post-receive', POST_RECEIVE],
+  ] as const) {
+    const file = path.join(dir, name);
+    await fs.writeFile(`${file}.new`, script, { mode: 0o755 });
+    await fs.rename(`${file}.new`, file);
+  }
   return dir;
 }

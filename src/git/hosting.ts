@@ -5,6 +5,9 @@ import { Semaphore } from './concurrency.js';
 import { installHooks } from './hooks.js';
 import { RepositoryLocks } from './repository-lock.js';
 
+/** Pushes one user may have in flight at once in one process. */
+export const MAX_PUSHES_PER_USER = 8;
+
 /** Someone who wants to hear that a repository received a push (the maintenance scheduler). */
 export type PushListener = (repositoryId: string) => void;
 
@@ -18,6 +21,7 @@ export class GitHosting {
   /** Pack-producing upload-pack runs at once; more clones wait their turn rather than pile up. */
   readonly fetchSlots = new Semaphore(Math.max(4, os.availableParallelism() * 4));
   private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly pushesByUser = new Map<string, number>();
   private readonly pushListeners: PushListener[] = [];
 
   private constructor(
@@ -40,6 +44,24 @@ export class GitHosting {
 
   pushed(repositoryId: string): void {
     for (const listener of this.pushListeners) listener(repositoryId);
+  }
+
+  /**
+   * A push slot for this user, or null when they already have MAX_PUSHES_PER_USER in flight here:
+   * one account's slow or stalled pushes cannot take every lock connection.
+   */
+  startPush(userId: string): (() => void) | null {
+    const running = this.pushesByUser.get(userId) ?? 0;
+    if (running >= MAX_PUSHES_PER_USER) return null;
+    this.pushesByUser.set(userId, running + 1);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      const left = this.pushesByUser.get(userId)! - 1;
+      if (left) this.pushesByUser.set(userId, left);
+      else this.pushesByUser.delete(userId);
+    };
   }
 
   /** Keeps track of a push until it settles. */

@@ -46,13 +46,16 @@ export async function receivePack(
   const gone = new AbortController();
   const onClose = () => gone.abort();
   res.once('close', onClose);
+  if (res.destroyed) gone.abort(); // the client left while it was being authenticated
   const lock = await hosting.locks.acquire('push', repo.id, { waitMs: PUSH_LOCK_WAIT_MS, signal: gone.signal });
   if (!lock) {
+    res.off('close', onClose);
     sendGitError(res, 503, 'Another push to this repository is still running; try again later.');
     return;
   }
   const report = path.join(hosting.reportsDir, `${repo.id}.${randomUUID()}`);
   try {
+    if (gone.signal.aborted) return; // nobody is left to push: do not even start git
     const interrupted = await interruptedPush(lock.client, repo.id);
     if (interrupted) {
       await recordRefChanges(services, { repositoryId: repo.id, reported: [], pusher: null, interruptedUserId: interrupted.userId });

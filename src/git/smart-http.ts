@@ -67,7 +67,9 @@ async function handle(services: Services, hosting: GitHosting, req: Request, res
     return finishGitResponse(res, run);
   }
   if (service === 'receive-pack') {
-    return hosting.track(receivePack(services, hosting, req, res, access.repo, access.viewer!, gitProtocol));
+    const pushDone = hosting.startPush(access.viewer!.userId);
+    if (!pushDone) return sendGitError(res, 429, 'Too many pushes in progress from this account; try again when they have finished.');
+    return hosting.track(receivePack(services, hosting, req, res, access.repo, access.viewer!, gitProtocol)).finally(pushDone);
   }
   const release = await hosting.fetchSlots.acquire();
   try {

@@ -206,7 +206,9 @@ export async function runRpc(req: IncomingMessage, res: ServerResponse, options:
   }
   limiter.pipe(child.stdin);
   const requestGone = () => {
-    if (!req.complete) child.stdin.destroy(); // the client went away mid-request: git sees the input end
+    // The request closed before all of it reached git — mid-upload, or after the last byte arrived but
+    // before it was read: git sees its input end and gives up, instead of waiting for it forever.
+    if (!req.readableEnded) child.stdin.destroy();
   };
   req.on('close', requestGone);
   if (req.destroyed) requestGone(); // ...possibly while we waited for a lock or a slot

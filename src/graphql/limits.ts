@@ -57,23 +57,28 @@ export function depthLimit(max: number) {
   };
 }
 
+/** Base cost of a field that runs git (declared with `@Extensions({ cost })`): a process, not a row. */
+export const GIT_FIELD_COST = 50;
+
 /** What an unpaged list (collaborators, webhooks, a tree, attempts) counts as: its usual size, not its worst. */
 const UNPAGED_LIST_SIZE = 20;
 
 /**
  * A paged field costs its children times the page it may return (the default page when `limit` is
- * not given); an unpaged list its children times UNPAGED_LIST_SIZE; anything else 1 + children.
+ * not given); an unpaged list its children times UNPAGED_LIST_SIZE; anything else its children. Each
+ * adds its own base cost: 1, or what the field declares (GIT_FIELD_COST for fields that run git).
  */
 const pageAwareEstimator: ComplexityEstimator = ({ type, field, args, childComplexity }) => {
+  const base = typeof field.extensions?.cost === 'number' ? field.extensions.cost : 1;
   const children = Math.max(childComplexity, 1);
   if (field.args.some((arg) => arg.name === 'limit')) {
     const limit = typeof args.limit === 'number' ? Math.min(Math.max(args.limit, 0), MAX_LIMIT) : DEFAULT_LIMIT;
-    return 1 + limit * children;
+    return base + limit * children;
   }
   // A connection's `nodes` is the page its paged parent field already counted.
   const isPage = field.name === 'nodes' && 'hasMore' in (type as GraphQLObjectType).getFields();
-  if (!isPage && isListType(getNullableType(field.type))) return 1 + UNPAGED_LIST_SIZE * children;
-  return 1 + childComplexity;
+  if (!isPage && isListType(getNullableType(field.type))) return base + UNPAGED_LIST_SIZE * children;
+  return base + childComplexity;
 };
 
 /** Estimated cost of an operation, for the cost limit. */
