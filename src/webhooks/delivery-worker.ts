@@ -100,7 +100,7 @@ export class DeliveryWorker {
     }
   }
 
-  /** The `webhook:deliver` job (a retry's time has come, or another process asked): hands over and returns. */
+  /** The `webhook:deliver` job (a retry's time has come): hands the webhook to a drain here and returns. */
   async run(job: Job<{ webhookId: string }>): Promise<void> {
     this.wake([job.attrs.data.webhookId]);
   }
