@@ -52,6 +52,17 @@ const MATRIX: Array<[string, number, number, number, number]> = [
   ['owner', 200, 200, 200, 200],
 ];
 
+/** The protocol exchange itself (a client that skips info/refs): an empty request, a flush packet. */
+async function rpc(repo: string, service: 'upload-pack' | 'receive-pack', headers: Record<string, string> = {}) {
+  const res = await fetch(`${server.url}/owner/${repo}.git/git-${service}`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': `application/x-git-${service}-request` },
+    body: '0000',
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
+
 describe.each(MATRIX)('%s', (who, publicFetch, publicPush, privateFetch, privatePush) => {
   const headers = () => (tokens[who] ? basic(tokens[who]!) : {});
   test(`public: fetch ${publicFetch}, push ${publicPush}; private: fetch ${privateFetch}, push ${privatePush}`, async () => {
@@ -59,6 +70,12 @@ describe.each(MATRIX)('%s', (who, publicFetch, publicPush, privateFetch, private
     expect((await infoRefs('public-repo', 'receive-pack', headers())).status).toBe(publicPush);
     expect((await infoRefs('private-repo', 'upload-pack', headers())).status).toBe(privateFetch);
     expect((await infoRefs('private-repo', 'receive-pack', headers())).status).toBe(privatePush);
+  });
+  test('the same answers on the POST endpoints, for a client that skips info/refs', async () => {
+    expect(await rpc('public-repo', 'upload-pack', headers())).toBe(publicFetch);
+    expect(await rpc('public-repo', 'receive-pack', headers())).toBe(publicPush);
+    expect(await rpc('private-repo', 'upload-pack', headers())).toBe(privateFetch);
+    expect(await rpc('private-repo', 'receive-pack', headers())).toBe(privatePush);
   });
 });
 
@@ -119,6 +136,18 @@ describe('with the real git client', () => {
     const refused = await git.run(['clone', `${server.url}/owner/private-repo.git`, git.path('anon-private')]);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toMatch(/could not read Username|Authentication failed/);
+  });
+
+  test('anonymous and stranger pushes to a public repository are refused, with the reason', async () => {
+    const dir = git.path('outsider-clone');
+    await git.git(['clone', '--quiet', `${server.url}/owner/public-repo.git`, dir]);
+    await git.commit(dir, 'outsider change', { 'outsider.txt': 'o\n' });
+    const anonymous = await git.run(['push', `${server.url}/owner/public-repo.git`, 'main'], { cwd: dir });
+    expect(anonymous.code).not.toBe(0);
+    expect(anonymous.stderr).toMatch(/could not read Username|Authentication failed/);
+    const stranger = await git.run(['push', remoteUrl(server, 'owner', 'public-repo', tokens.stranger!), 'main'], { cwd: dir });
+    expect(stranger.code).not.toBe(0);
+    expect(stranger.stderr).toContain('remote: Permission denied');
   });
 
   test('a stranger is told the private repository does not exist', async () => {
