@@ -1,4 +1,5 @@
 import { adminClient, createUser } from './support/client.js';
+import { GitSandbox, remoteUrl } from './support/git.js';
 import { eventually, Receiver } from './support/receiver.js';
 import { CairnServer, sleep } from './support/server.js';
 
@@ -107,6 +108,34 @@ test('72 hanging receivers on the same host do not delay a healthy webhook besid
   await owner.post(`/repos/${healthy}/issues`, { title: 'to the healthy receiver' });
   const [arrived] = await receiver.waitFor('/fast-beside', 1, 5_000);
   expect(arrived!.at - fired).toBeLessThan(1_000);
+});
+
+test('a webhook already failing gets two requests at a time, however much becomes due at once', async () => {
+  receiver.on('/already-failing', { status: 500 });
+  const repo = (await owner.post('/repos', { name: 'already-failing' })).body.id as string;
+  const hookPath = `/repos/${repo}/webhooks/${(await owner.post(`/repos/${repo}/webhooks`, { url: receiver.url('/already-failing'), events: ['*'] })).body.id}`;
+  await owner.post(`/repos/${repo}/issues`, { title: 'fails' });
+  await eventually(
+    async () => (await owner.get(`${hookPath}/deliveries?status=failed`)).body.total === 1,
+    15_000,
+    'the retries to run out',
+  );
+  expect((await owner.get(hookPath)).body.failing_since).not.toBeNull();
+
+  receiver.on('/already-failing', { delayMs: 20_000 }); // now it hangs, too
+  const before = receiver.at('/already-failing').length;
+  // One push of a branch and ten tags: 22 deliveries committed together, all due at once.
+  const git = await GitSandbox.create();
+  try {
+    const work = await git.init('tags');
+    await git.commit(work, 'tagged', { 'README.md': 'tags\n' });
+    for (let i = 0; i < 10; i++) await git.git(['tag', `t${i}`], { cwd: work });
+    await git.git(['push', '--quiet', remoteUrl(server, 'isolated', 'already-failing', owner.token), 'main', '--tags'], { cwd: work });
+  } finally {
+    await git.cleanup();
+  }
+  await sleep(1_500);
+  expect(receiver.at('/already-failing').length - before).toBe(2);
 });
 
 test('retries are counted from the failure, not from the start of the attempt', async () => {

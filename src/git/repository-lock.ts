@@ -36,7 +36,13 @@ export class RepositoryLocks {
   private readonly lines = new Map<string, Line>();
 
   constructor(databaseUrl: string) {
-    this.pool = new pg.Pool({ connectionString: databaseUrl, max: 64, idleTimeoutMillis: 10_000, connectionTimeoutMillis: 30_000 });
+    this.pool = new pg.Pool({
+      connectionString: databaseUrl,
+      max: 64,
+      idleTimeoutMillis: 10_000,
+      connectionTimeoutMillis: 30_000,
+      query_timeout: 30_000,
+    });
     this.pool.on('error', () => undefined); // an idle connection dropped by the server; the pool replaces it
   }
 

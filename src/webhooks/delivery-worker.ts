@@ -28,6 +28,8 @@ export const FAILING_CONCURRENCY = 2;
 const SUCCESS_WRITE_EVERY_MS = 1_000;
 /** A drain re-checks for due work at least this often, whatever wake-up it may have missed. */
 const IDLE_CHECK_MS = 5_000;
+/** Pause before a drain retries a claim that failed (the database busy or briefly away). */
+const CLAIM_RETRY_MS = 1_000;
 /** Retries are woken at the end of their RETRY_TIMER_MS slot: the claim takes what is due within 100 ms. */
 const RETRY_TIMER_MS = 100;
 
@@ -122,13 +124,16 @@ export class DeliveryWorker {
   }
 
   private startDrain(webhookId: string): void {
-    const drain: Drain = { webhookId, poked: true, mayHaveMore: false, inflight: 0, failing: false, lastSuccessWrite: 0, wakeUp: null };
+    // A new drain does not know yet whether the webhook is failing: it assumes so (two requests,
+    // not sixteen, for a receiver that hangs) until its first claim reads the real state.
+    const drain: Drain = { webhookId, poked: true, mayHaveMore: false, inflight: 0, failing: true, lastSuccessWrite: 0, wakeUp: null };
     this.drains.set(webhookId, drain);
     const loop = this.drain(drain)
       .catch((error: unknown) => {
-        // Claims lapse and the sweep hands the webhook to a drain again.
+        // Not expected (claims retry on their own); a dead drain must not stay to swallow wake-ups.
         this.log.error({ err: error, webhookId }, 'webhook drain failed');
         if (this.drains.get(webhookId) === drain) this.drains.delete(webhookId);
+        this.waitingForRoom.delete(drain);
       })
       .finally(() => this.loops.delete(loop));
     this.loops.add(loop);
@@ -141,7 +146,11 @@ export class DeliveryWorker {
       const room = Math.min(limit - drain.inflight, this.settings.processConcurrency - this.inflight);
       if (wanted && room > 0) {
         drain.poked = false;
-        for (const claim of await this.claim(drain, room)) this.start(drain, claim);
+        if (!(await this.claimAndStart(drain, room))) {
+          drain.poked = true; // try again after a pause: what was due still is
+          await this.idle(drain, CLAIM_RETRY_MS);
+          continue;
+        }
       } else if (wanted) {
         this.waitingForRoom.add(drain);
       }
@@ -152,19 +161,59 @@ export class DeliveryWorker {
         return;
       }
       if (drain.inflight < limit && more && !this.waitingForRoom.has(drain)) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, IDLE_CHECK_MS);
-        drain.wakeUp = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      drain.wakeUp = null;
+      if (await this.idle(drain, IDLE_CHECK_MS)) drain.poked = true; // nothing woke it: look again anyway
       if (this.stopping && drain.inflight === 0) {
         this.drains.delete(drain.webhookId);
+        this.waitingForRoom.delete(drain);
         return;
       }
     }
+  }
+
+  /**
+   * Claims up to `room` deliveries and starts them. The room counts as in flight while the claim
+   * runs, so drains claiming at once cannot together pass the per-process limit; it turns into
+   * the started attempts in one synchronous step, and only then is what is left over offered to
+   * drains waiting for room. False when the claim failed (logged; the caller retries).
+   */
+  private async claimAndStart(drain: Drain, room: number): Promise<boolean> {
+    drain.inflight += room;
+    this.inflight += room;
+    let claims: Claim[] | null;
+    try {
+      claims = await this.claim(drain, room);
+    } catch (error) {
+      this.log.error({ err: error, webhookId: drain.webhookId }, 'could not claim deliveries; retrying');
+      claims = null;
+    }
+    drain.inflight -= room;
+    this.inflight -= room;
+    for (const claim of claims ?? []) this.start(drain, claim);
+    if ((claims?.length ?? 0) < room) this.wakeWaiting();
+    return claims !== null;
+  }
+
+  /** Waits until the drain is woken or `ms` pass; true when the time ran out. */
+  private idle(drain: Drain, ms: number): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        drain.wakeUp = null;
+        resolve(true);
+      }, ms);
+      drain.wakeUp = () => {
+        drain.wakeUp = null;
+        clearTimeout(timer);
+        resolve(false);
+      };
+    });
+  }
+
+  /** Room in the process: every drain that waited for it tries again (each claims what fits). */
+  private wakeWaiting(): void {
+    if (this.waitingForRoom.size === 0) return;
+    const waiting = [...this.waitingForRoom];
+    this.waitingForRoom.clear();
+    for (const drain of waiting) drain.wakeUp?.();
   }
 
   /**
@@ -172,7 +221,9 @@ export class DeliveryWorker {
    * and secret, in one statement; nothing when it is inactive or gone.
    */
   private async claim(drain: Drain, limit: number): Promise<Claim[]> {
-    const leaseSeconds = Math.ceil(this.settings.timeoutMs / 1000) + 5; // one attempt and a margin
+    // One attempt, and a margin for recording it when the database is busy: a lease that lapsed
+    // before its attempt was recorded would let the delivery be claimed and sent again.
+    const leaseSeconds = Math.ceil(this.settings.timeoutMs / 1000) + 30;
     const rows = await this.orm.em.fork().execute<Array<ClaimedDelivery & { url: string; secret_ciphertext: string; failing: boolean }>>(
       `with hook as (select id, url, secret_ciphertext, failing_since is not null as failing from webhooks where id = ? and active),
             due as (select d.id from deliveries d join hook on hook.id = d.webhook_id
@@ -211,9 +262,7 @@ export class DeliveryWorker {
       this.inflight--;
       this.attempts.delete(attempt);
       drain.wakeUp?.();
-      // Room in the process: every drain that waited for it tries again (they claim what fits).
-      for (const waiting of this.waitingForRoom) waiting.wakeUp?.();
-      this.waitingForRoom.clear();
+      this.wakeWaiting();
     });
     this.attempts.add(attempt);
   }
