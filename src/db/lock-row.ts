@@ -14,3 +14,12 @@ export async function lockForUpdate<T extends object>(em: EntityManager, entity:
   if (!fresh) throw notFound(what);
   return entity;
 }
+
+/**
+ * Takes a record's row lock for the rest of the transaction without loading
+ * it: check-then-insert on its children (a membership, the webhook limit)
+ * then runs one request at a time per record.
+ */
+export async function lockRow(em: EntityManager, table: 'repositories' | 'users', id: string): Promise<void> {
+  await em.execute(`select 1 from ${table} where id = ? for update`, [id]);
+}

@@ -1,7 +1,7 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { Permission } from '../auth/permissions.js';
 import { User } from '../auth/user.entity.js';
 import type { RequestContext } from '../context.js';
+import { lockRow } from '../db/lock-row.js';
 import { actorRef } from '../events/payloads.js';
 import { invalid, notFound } from '../graphql/errors.js';
 import { Collaborator } from './collaborator.entity.js';
@@ -10,11 +10,6 @@ import { repositoryFor } from './repository.service.js';
 
 export async function listCollaborators(ctx: RequestContext, repo: Repository): Promise<Collaborator[]> {
   return ctx.em.find(Collaborator, { repository: repo }, { populate: ['user'], orderBy: { user: { loginKey: 'asc' } } });
-}
-
-/** Serialises membership changes of one repository, so concurrent PUTs cannot both insert. */
-async function lockMembership(em: EntityManager, repositoryId: string): Promise<void> {
-  await em.execute('select 1 from repositories where id = ? for update', [repositoryId]);
 }
 
 async function userByLogin(ctx: RequestContext, login: string): Promise<User> {
@@ -39,7 +34,7 @@ export async function setCollaborator(
 
   const { events } = ctx.services;
   return events.transaction(ctx.em, async (em) => {
-    await lockMembership(em, repo.id);
+    await lockRow(em, 'repositories', repo.id); // concurrent PUTs cannot both insert
     const existing = await em.findOne(Collaborator, { repository: repo, user });
     if (existing) {
       existing.permission = permission;
@@ -62,7 +57,7 @@ export async function removeCollaborator(ctx: RequestContext, repositoryId: stri
   const user = await userByLogin(ctx, login);
   const { events } = ctx.services;
   return events.transaction(ctx.em, async (em) => {
-    await lockMembership(em, repo.id);
+    await lockRow(em, 'repositories', repo.id); // concurrent PUTs cannot both insert
     const existing = await em.findOne(Collaborator, { repository: repo, user });
     if (!existing) throw notFound('collaborator');
     em.remove(existing);

@@ -4,6 +4,7 @@ import { Permission } from '../auth/permissions.js';
 import { grants } from '../auth/scopes.js';
 import { User } from '../auth/user.entity.js';
 import type { RequestContext } from '../context.js';
+import { lockRow } from '../db/lock-row.js';
 import { isEventType } from '../events/event-types.js';
 import { actorRef, repositoryRef } from '../events/payloads.js';
 import { AppError, conflict, invalid, notFound, Problems } from '../graphql/errors.js';
@@ -100,8 +101,8 @@ export async function createWebhook(ctx: RequestContext, input: CreateWebhookInp
   const generated = input.secret ? null : randomBytes(32).toString('hex');
   const hook = await ctx.em.transactional(async (em) => {
     // The parent's row lock makes count-then-insert atomic: concurrent creates cannot pass the limit together.
-    if (repository) await em.execute('select 1 from repositories where id = ? for update', [repository.id]);
-    else await em.execute('select 1 from users where id = ? for update', [ctx.viewer.userId]);
+    if (repository) await lockRow(em, 'repositories', repository.id);
+    else await lockRow(em, 'users', ctx.viewer.userId);
     const existing = await em.count(Webhook, repository ? { repository } : { repository: null, user: ctx.viewer.userId });
     if (existing >= MAX_WEBHOOKS) throw conflict(`at most ${MAX_WEBHOOKS} webhooks per repository or owner`);
     return em.create(Webhook, {
