@@ -43,6 +43,6 @@ export async function readJsonObject(req: Request): Promise<Record<string, unkno
   return parsed as Record<string, unknown>;
 }
 
-function tooLarge(): RestError {
+export function tooLarge(): RestError {
   return new RestError(413, 'payload_too_large', `the request body is larger than ${MAX_BODY_BYTES} bytes`);
 }

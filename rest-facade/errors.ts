@@ -70,6 +70,12 @@ export function sendError(res: Response, error: RestError): void {
   });
 }
 
+/** 405 with `Allow`: a known path asked with a method it does not answer. */
+export function sendMethodNotAllowed(res: Response, method: string, allowed: string[]): void {
+  res.setHeader('Allow', allowed.join(', '));
+  sendError(res, new RestError(405, 'method_not_allowed', `${method} is not allowed here (allowed: ${allowed.join(', ')})`));
+}
+
 export function sendInternalError(res: Response): void {
   sendError(res, new RestError(500, 'internal', 'Internal server error'));
 }

@@ -4,7 +4,7 @@ import type { Services } from '../src/context.js';
 import { requireToken } from '../src/http/authenticate.js';
 import { requestContext } from '../src/http/request-context.js';
 import { readJsonObject } from './body.js';
-import { RestError, sendError, sendInternalError } from './errors.js';
+import { RestError, sendError, sendInternalError, sendMethodNotAllowed } from './errors.js';
 import { RestOperation } from './operation.js';
 import { ROUTES, type Route } from './routes.js';
 import { WEBHOOK_ROUTES } from './webhook-routes.js';
@@ -26,10 +26,7 @@ export function createRestRouter(services: Services, schema: GraphQLSchema, rout
   const methodsByPath = new Map<string, string[]>();
   for (const route of routes) methodsByPath.set(route.path, [...(methodsByPath.get(route.path) ?? []), route.method.toUpperCase()]);
   for (const [path, methods] of methodsByPath) {
-    router.all(path, (req, res) => {
-      res.setHeader('Allow', methods.join(', '));
-      sendError(res, new RestError(405, 'method_not_allowed', `${req.method} is not allowed here (allowed: ${methods.join(', ')})`));
-    });
+    router.all(path, (req, res) => sendMethodNotAllowed(res, req.method, methods));
   }
   router.use((_req, res) => sendError(res, new RestError(404, 'not_found', 'no such endpoint')));
   return router;

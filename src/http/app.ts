@@ -2,7 +2,8 @@ import { expressMiddleware } from '@as-integrations/express5';
 import type { ApolloServer } from '@apollo/server';
 import express, { type Express, type Request, type Response } from 'express';
 import type { GraphQLSchema } from 'graphql';
-import { RestError, sendError } from '../../rest-facade/errors.js';
+import { MAX_BODY_BYTES } from '../../rest-facade/body.js';
+import { sendMethodNotAllowed } from '../../rest-facade/errors.js';
 import { createRestRouter } from '../../rest-facade/index.js';
 import type { RequestContext, Services } from '../context.js';
 import { requireToken } from './authenticate.js';
@@ -45,17 +46,14 @@ export function createApp({ services, schema, apollo, metrics, ready, extraRoute
   app.get('/metrics', async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
-  app.all(['/healthz', '/readyz', '/metrics'], (req, res) => {
-    res.setHeader('Allow', 'GET, HEAD');
-    sendError(res, new RestError(405, 'method_not_allowed', `${req.method} is not allowed here (allowed: GET)`));
-  });
+  app.all(['/healthz', '/readyz', '/metrics'], (req, res) => sendMethodNotAllowed(res, req.method, ['GET', 'HEAD']));
 
   for (const router of extraRouters) app.use(router);
 
   app.use(
     '/graphql',
     requireToken(services, graphqlUnauthorized),
-    express.json({ limit: '1mb' }),
+    express.json({ limit: MAX_BODY_BYTES }),
     expressMiddleware(apollo, { context: async ({ res }) => requestContext(services, res) }),
   );
 

@@ -1,4 +1,5 @@
 import type { ErrorRequestHandler } from 'express';
+import { tooLarge } from '../../rest-facade/body.js';
 import { RestError, sendError } from '../../rest-facade/errors.js';
 import type { Logger } from '../logger.js';
 
@@ -23,7 +24,7 @@ export function transportError(error: unknown): RestError {
     case 'entity.parse.failed':
       return new RestError(400, 'invalid_json', 'the request body is not valid JSON');
     case 'entity.too.large':
-      return new RestError(413, 'payload_too_large', 'the request body is larger than 1048576 bytes');
+      return tooLarge();
     case 'charset.unsupported':
     case 'encoding.unsupported':
       return new RestError(415, 'unsupported_media_type', 'unsupported charset or content encoding of the request body');
