@@ -152,5 +152,9 @@ describe('CLI', () => {
     });
     await expect(cli(['token', 'create', '--name', 'x', '--scopes', 'nope'])).rejects.toMatchObject({ code: 1 });
     await expect(cli(['frobnicate'])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('usage') });
+    // An unknown flag: the reason and the usage, not a stack trace.
+    const unknown = await cli(['user', 'create', 'x', '--bogus']).catch((error: { code: number; stderr: string }) => error);
+    expect(unknown).toMatchObject({ code: 1, stderr: expect.stringMatching(/Unknown option '--bogus'[\s\S]*usage:/) });
+    expect((unknown as { stderr: string }).stderr).not.toMatch(/\n\s+at /);
   });
 });

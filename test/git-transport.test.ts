@@ -6,7 +6,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { adminClient, createUser } from './support/client.js';
 import { GitSandbox, remoteUrl } from './support/git.js';
-import { CairnServer, sleep } from './support/server.js';
+import { CairnServer, query, sleep } from './support/server.js';
 
 let server: CairnServer;
 let git: GitSandbox;
@@ -395,6 +395,13 @@ describe('one account cannot monopolise pushes; ref names git accepts but nobody
     try {
       await until(async () => (await gitChildren(server.process!.pid!)).length > 0);
       await sleep(200); // the other seven are in line for the lock
+      // ...in memory: none of them holds a database connection polling for it.
+      const polling = await query<{ n: number }>(
+        server,
+        `select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and pid <> pg_backend_pid() and query like '%pg_try_advisory_lock%'`,
+      );
+      expect(polling[0]!.n).toBe(0);
       const dir = await git.init('ninth');
       await git.commit(dir, 'ninth', { 'n.txt': 'n\n' });
       const ninth = await git.run(['push', remoteUrl(server, 'alice', 'elsewhere', alice.token), 'main'], { cwd: dir });

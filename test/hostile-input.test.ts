@@ -14,7 +14,7 @@ let repoId: string;
 
 beforeAll(async () => {
   server = await CairnServer.start();
-  owner = await createUser(adminClient(server), 'hostile');
+  owner = await createUser(adminClient(server), 'hostile', ['repo', 'admin:repo_hook']);
   repoId = (await owner.post('/repos', { name: 'target', auto_init: true })).body.id;
 });
 afterAll(() => server.destroy());
@@ -86,6 +86,7 @@ describe('transport errors are JSON in the surface’s shape, with a request id'
   test('the operations endpoints answer 405 to other methods', async () => {
     const res = await owner.request('POST', '/healthz');
     expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET, HEAD');
     expect(res.body.error.code).toBe('method_not_allowed');
   });
 
@@ -170,6 +171,18 @@ describe('concurrent changes of one record record each event once', () => {
     const statuses = (await Promise.all(Array.from({ length: 5 }, () => owner.delete(`/repos/${id}`)))).map((r) => r.status).sort();
     expect(statuses).toEqual([200, 404, 404, 404, 404]);
     expect((await outbox(id, 'repository')).map((e) => e.action)).toEqual(['created', 'deleted']);
+  });
+
+  test('25 concurrent webhook creates on one repository: exactly 20 succeed, the rest are 409', async () => {
+    const { id } = (await owner.post('/repos', { name: 'hook-limit' })).body;
+    const statuses = await Promise.all(
+      Array.from({ length: 25 }, (_, i) =>
+        owner.post(`/repos/${id}/webhooks`, { url: `https://hooks.example.test/${i}` }).then((r) => r.status),
+      ),
+    );
+    expect(statuses.filter((s) => s === 201)).toHaveLength(20);
+    expect(statuses.filter((s) => s === 409)).toHaveLength(5);
+    expect((await owner.get(`/repos/${id}/webhooks`)).body).toHaveLength(20);
   });
 
   test('twelve concurrent closes: one closed event; concurrent edits each record the value they replaced', async () => {

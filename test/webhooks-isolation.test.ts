@@ -172,3 +172,32 @@ test('an unknown event filter on the history is 422, like an unknown status', as
     expect(res.body.error.code).toBe('validation_failed');
   }
 });
+
+test('a secret the key no longer opens (CAIRN_SECRET_KEY changed) fails the delivery unsent, instead of retrying it forever', async () => {
+  const env = {
+    CAIRN_WEBHOOK_ALLOWED_HOSTS: 'loopback',
+    CAIRN_WEBHOOK_RETRY_DELAYS: '1s',
+    CAIRN_SECRET_KEY: 'the first key, at least thirty-two chars',
+  };
+  let keyed = await CairnServer.start({ env });
+  try {
+    const alice = await createUser(adminClient(keyed), 'rekeyed', ['repo', 'admin:repo_hook']);
+    const repo = (await alice.post('/repos', { name: 'rekeyed' })).body.id as string;
+    const hook = (await alice.post(`/repos/${repo}/webhooks`, { url: receiver.url('/rekeyed'), events: ['issues'] })).body.id as string;
+    await keyed.stop();
+    keyed = await keyed.restart({ CAIRN_SECRET_KEY: 'a different key, also thirty-two chars' });
+    await alice.post(`/repos/${repo}/issues`, { title: 'cannot be signed' });
+    const deliveries = `/repos/${repo}/webhooks/${hook}/deliveries`;
+    const failed = await eventually(async () => {
+      const list = (await alice.get(`${deliveries}?status=failed`)).body;
+      return list.total === 1 && (await alice.get(`${deliveries}/${list.data[0].id}`)).body;
+    });
+    expect(failed.attempts.map((a: { error: string }) => a.error)).toEqual([
+      'the webhook secret cannot be decrypted',
+      'the webhook secret cannot be decrypted',
+    ]);
+    expect(receiver.at('/rekeyed')).toHaveLength(0);
+  } finally {
+    await keyed.destroy();
+  }
+});
