@@ -1,17 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Repository } from '../repositories/repository.entity.js';
 import { DomainEvent } from './domain-event.entity.js';
-import type { EventType } from './event-types.js';
+import type { RecordedChange } from './event-map.js';
 import { actorRef, repositoryRef } from './payloads.js';
 
-export interface RecordedChange {
-  type: Exclude<EventType, 'ping'>;
-  action?: string;
-  repository: Repository;
-  actor: { id: string; login: string };
-  /** Event-specific fields, already in their §7 shape. */
-  fields?: Record<string, unknown>;
-}
+export type { RecordedChange } from './event-map.js';
 
 /**
  * Runs inside the recording transaction, once the event rows exist (the
@@ -32,7 +24,7 @@ const INSERT_BATCH = 500;
  */
 export class EventRecorder {
   private readonly listeners: EventListener[] = [];
-  private readonly afterCommit = new WeakMap<EntityManager, Array<() => void>>();
+  private readonly committed = new WeakMap<EntityManager, Array<() => void>>();
 
   constructor(private readonly baseUrl: string) {}
 
@@ -61,26 +53,35 @@ export class EventRecorder {
       await insertEvents(em, batch);
       for (const listener of this.listeners) {
         const callback = await listener(em, batch);
-        if (!callback) continue;
-        const callbacks = this.afterCommit.get(em);
-        if (callbacks) callbacks.push(callback);
-        else this.afterCommit.set(em, [callback]);
+        if (callback) this.afterCommit(em, callback);
       }
       recorded.push(...batch);
     }
     return recorded;
   }
 
+  /**
+   * Runs `callback` once the transaction `em` (opened by `transaction`) has
+   * committed: work that must not happen for a change that rolls back, such
+   * as waking a worker for it.
+   */
+  afterCommit(em: EntityManager, callback: () => void): void {
+    const callbacks = this.committed.get(em);
+    if (callbacks) callbacks.push(callback);
+    else this.committed.set(em, [callback]);
+  }
+
+  /** The §7 body: `event`, `action`, the event's own fields, then `repository` and `sender`, built here for every event. */
   private eventOf(change: RecordedChange): DomainEvent {
     return Object.assign(new DomainEvent(), {
       type: change.type,
-      action: change.action ?? null,
+      action: (change.action as string | undefined) ?? null,
       repositoryId: change.repository.id,
       ownerId: change.repository.owner.id,
       actorId: change.actor.id,
       payload: {
         event: change.type,
-        ...(change.action ? { action: change.action } : {}),
+        ...(change.action ? { action: change.action as string } : {}),
         ...change.fields,
         repository: repositoryRef(change.repository, this.baseUrl),
         sender: actorRef(change.actor),
@@ -97,7 +98,7 @@ export class EventRecorder {
     let callbacks: Array<() => void> = [];
     const result = await em.transactional(async (tx) => {
       const value = await work(tx);
-      callbacks = this.afterCommit.get(tx) ?? [];
+      callbacks = this.committed.get(tx) ?? [];
       return value;
     });
     for (const callback of callbacks) callback();

@@ -1,4 +1,3 @@
-import type { EventType } from '../events/event-types.js';
 import { mapLimit } from './concurrency.js';
 import { describeCommits, hasNewCommits, isAncestor, newCommits, peelToCommits, type PushCommit } from './commits.js';
 import type { RefUpdate, RefUpdatePlan } from './ref-updates.js';
@@ -11,11 +10,46 @@ export interface GitActor {
   email: string;
 }
 
+/** §7 `push`: the seed's fields plus `created`, `deleted`, `forced`, `head_commit`, `total_commits`. */
+export interface PushFields {
+  ref: string;
+  before: string;
+  after: string;
+  created: boolean;
+  deleted: boolean;
+  forced: boolean;
+  total_commits: number;
+  commits: PushCommit[];
+  head_commit: PushCommit | null;
+  pusher: { name: string; email: string };
+}
+
+/** §7 `branch_create`, `branch_delete`, `tag_create`, `tag_delete`. */
+export interface RefEventFields {
+  ref: string;
+  ref_name: string;
+  ref_type: 'branch' | 'tag';
+  sha: string;
+}
+
+declare module '../events/event-map.js' {
+  interface PlainEvents {
+    push: PushFields;
+    branch_create: RefEventFields;
+    branch_delete: RefEventFields;
+    tag_create: RefEventFields;
+    tag_delete: RefEventFields;
+  }
+}
+
 /** An event to record, in order, for a set of ref updates. */
-export interface EventDraft {
-  type: Extract<EventType, 'push' | 'branch_create' | 'branch_delete' | 'tag_create' | 'tag_delete'>;
-  actor: GitActor;
-  fields: Record<string, unknown>;
+export type EventDraft =
+  | { type: 'push'; actor: GitActor; fields: PushFields }
+  | { type: 'branch_create' | 'branch_delete' | 'tag_create' | 'tag_delete'; actor: GitActor; fields: RefEventFields };
+
+/** A ref update with what the events say of it: whether it rewrote history. */
+export interface DescribedUpdate extends RefUpdate {
+  forced: boolean;
 }
 
 type RefKind = { type: 'branch'; name: string } | { type: 'tag'; name: string } | null;
@@ -40,7 +74,7 @@ export async function pushEventDrafts(
   dir: string,
   plan: RefUpdatePlan,
   actors: { push: GitActor; outside: GitActor },
-): Promise<EventDraft[]> {
+): Promise<{ drafts: EventDraft[]; updates: DescribedUpdate[] }> {
   const { updates, previousTips } = plan;
   const peeled = await peelToCommits(
     dir,
@@ -80,7 +114,7 @@ export async function pushEventDrafts(
     const created = update.before === ZERO_SHA;
     const deleted = update.after === ZERO_SHA;
     const refEvent = (action: 'create' | 'delete', sha: string): EventDraft => ({
-      type: `${kind!.type}_${action}`,
+      type: `${kind!.type}_${action}` as const,
       actor,
       fields: { ref: update.ref, ref_name: kind!.name, ref_type: kind!.type, sha },
     });
@@ -98,13 +132,13 @@ export async function pushEventDrafts(
         forced,
         total_commits: listed.total,
         commits: listed.shas.map((sha) => described.get(sha)).filter((commit): commit is PushCommit => !!commit),
-        head_commit: (head && described.get(head)) ?? null,
+        head_commit: head ? (described.get(head) ?? null) : null,
         pusher: { name: actor.login, email: actor.email },
       },
     });
     if (kind && deleted) drafts.push(refEvent('delete', update.before));
   }
-  return drafts;
+  return { drafts, updates: perUpdate.map(({ update, forced }) => ({ ...update, forced })) };
 }
 
 /** A push is forced when the old tip is not an ancestor of the new one (history was rewritten). */

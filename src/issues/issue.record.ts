@@ -1,3 +1,4 @@
+import type { Changes } from '../events/event-map.js';
 import { actorRef, iso } from '../events/payloads.js';
 import type { Issue } from './issue.entity.js';
 
@@ -17,4 +18,18 @@ export function issueRecord(issue: Issue) {
     closed_at: iso(issue.closedAt),
     repository_id: issue.repository.id,
   };
+}
+
+export type IssueRecord = ReturnType<typeof issueRecord>;
+
+declare module '../events/event-map.js' {
+  interface ActionEvents {
+    /** §7 `issues`: the issue as it is after the change. */
+    issues: {
+      opened: { issue: IssueRecord };
+      updated: { issue: IssueRecord; changes: Changes };
+      closed: { issue: IssueRecord };
+      reopened: { issue: IssueRecord };
+    };
+  }
 }
