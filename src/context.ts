@@ -3,6 +3,7 @@ import type { TokenAuthenticator } from './auth/authenticate.js';
 import type { Principal } from './auth/principal.js';
 import type { Config } from './config.js';
 import type { EventRecorder } from './events/event-recorder.js';
+import type { RefTransactions } from './git/ref-transaction.js';
 import type { GitStorage } from './git/storage.js';
 import type { Logger } from './logger.js';
 import type { Webhooks } from './webhooks/webhooks.js';
@@ -13,6 +14,8 @@ export interface Services {
   log: Logger;
   orm: MikroORM;
   git: GitStorage;
+  /** The one way refs move (receive-pack, merges, auto_init, reconciliation). */
+  refs: RefTransactions;
   events: EventRecorder;
   auth: TokenAuthenticator;
   webhooks: Webhooks;

@@ -11,6 +11,8 @@ import { EventRecorder } from './events/event-recorder.js';
 import { GitHosting } from './git/hosting.js';
 import { maintenanceJobs, maintenanceScheduler } from './git/maintenance.js';
 import { reconcileAll } from './git/reconcile.js';
+import { RefTransactions } from './git/ref-transaction.js';
+import { RepositoryLocks } from './git/repository-lock.js';
 import { createGitRouter } from './git/smart-http.js';
 import { GitStorage } from './git/storage.js';
 import { startApollo } from './graphql/apollo.js';
@@ -54,18 +56,20 @@ export async function startService(config: Config, log: Logger): Promise<Running
     const webhooks = await Webhooks.open(config, orm, metrics, log);
     const events = new EventRecorder(config.baseUrl);
     events.onRecord(webhooks.fanOut());
-    const services: Services = { config, log, orm, git, events, auth: new TokenAuthenticator(orm.em.fork(), log), webhooks };
+    const locks = new RepositoryLocks(databaseUrl);
+    cleanups.push(() => locks.close());
+    const refs = new RefTransactions(orm, git, events, locks, log);
+    const services: Services = { config, log, orm, git, refs, events, auth: new TokenAuthenticator(orm.em.fork(), log), webhooks };
 
-    // Git hosting: hooks, locks, then the refs of every repository reconciled with the disk
-    // before anything is served (a crash may have left ref updates without events).
-    const hosting = await GitHosting.start(config.dataDir, databaseUrl);
-    cleanups.push(() => hosting.close());
-    await reconcileAll(services, hosting);
+    // Git hosting: hooks, then the refs of every repository reconciled with the disk before
+    // anything is served (a crash may have left ref updates without events).
+    const hosting = await GitHosting.start(config.dataDir);
+    await reconcileAll(services);
 
-    const jobs = await startAgenda(config, databaseUrl, log, [maintenanceJobs(services, hosting.locks), webhooks.jobs()]);
+    const jobs = await startAgenda(config, databaseUrl, log, [maintenanceJobs(services, locks), webhooks.jobs()]);
     const agenda: Agenda = jobs.agenda;
     cleanups.push(() => jobs.stop());
-    hosting.onPush(maintenanceScheduler(agenda, log));
+    refs.onCommitted(maintenanceScheduler(agenda, log));
     await webhooks.start(agenda, embedded !== null);
     // Cleanups run in reverse: pushes in flight record their events, then attempts in flight
     // finish, then jobs, git hosting and the database stop.

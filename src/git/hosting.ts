@@ -3,47 +3,32 @@ import os from 'node:os';
 import path from 'node:path';
 import { Semaphore } from './concurrency.js';
 import { installHooks } from './hooks.js';
-import { RepositoryLocks } from './repository-lock.js';
 
 /** Pushes one user may have in flight at once in one process. */
 export const MAX_PUSHES_PER_USER = 8;
 
-/** Someone who wants to hear that a repository received a push (the maintenance scheduler). */
-export type PushListener = (repositoryId: string) => void;
-
 /**
  * The running parts of git hosting, built once at start-up: the hook
- * directory, the per-repository locks, the bound on concurrent fetches, and
- * the pushes in flight (which a graceful shutdown lets finish recording
- * before the database goes away).
+ * directory, the bound on concurrent fetches, and the pushes in flight
+ * (which a graceful shutdown lets finish recording before the database goes away).
  */
 export class GitHosting {
   /** Pack-producing upload-pack runs at once; more clones wait their turn rather than pile up. */
   readonly fetchSlots = new Semaphore(Math.max(4, os.availableParallelism() * 4));
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly pushesByUser = new Map<string, number>();
-  private readonly pushListeners: PushListener[] = [];
 
   private constructor(
-    readonly locks: RepositoryLocks,
     readonly hooksDir: string,
     readonly reportsDir: string,
   ) {}
 
-  static async start(dataDir: string, databaseUrl: string): Promise<GitHosting> {
+  static async start(dataDir: string): Promise<GitHosting> {
     const hooksDir = await installHooks(dataDir);
     const reportsDir = path.join(dataDir, 'tmp', 'push-reports');
     await fs.rm(reportsDir, { recursive: true, force: true }); // reports of pushes that died with the last process
     await fs.mkdir(reportsDir, { recursive: true });
-    return new GitHosting(new RepositoryLocks(databaseUrl), hooksDir, reportsDir);
-  }
-
-  onPush(listener: PushListener): void {
-    this.pushListeners.push(listener);
-  }
-
-  pushed(repositoryId: string): void {
-    for (const listener of this.pushListeners) listener(repositoryId);
+    return new GitHosting(hooksDir, reportsDir);
   }
 
   /**
@@ -78,10 +63,5 @@ export class GitHosting {
     const timeout = new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)));
     await Promise.race([Promise.allSettled([...this.inFlight]), timeout]);
     clearTimeout(timer);
-  }
-
-  /** Lets go of the lock connections. */
-  close(): Promise<void> {
-    return this.locks.close();
   }
 }

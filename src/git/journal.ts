@@ -3,17 +3,32 @@ import type pg from 'pg';
 /**
  * The push journal (`git_push_journal`, see push-journal.entity.ts), written
  * through the session that holds the repository's push lock, so each
- * statement commits at once: the row is durable before git may move a ref.
+ * statement commits at once: the row is durable before any ref may move.
  */
-export async function interruptedPush(client: pg.ClientBase, repositoryId: string): Promise<{ userId: string } | null> {
-  const { rows } = await client.query<{ user_id: string }>('select user_id from git_push_journal where repository_id = $1', [repositoryId]);
-  return rows[0] ? { userId: rows[0].user_id } : null;
+
+export interface JournalEntry {
+  userId: string;
+  /** What the writer said the change means (a merge names its pull request), handed to ref listeners on replay. */
+  note: unknown;
 }
 
-export async function beginPush(client: pg.ClientBase, repositoryId: string, userId: string): Promise<void> {
-  await client.query(
-    `insert into git_push_journal (repository_id, user_id, started_at) values ($1, $2, now())
-     on conflict (repository_id) do update set user_id = excluded.user_id, started_at = excluded.started_at`,
-    [repositoryId, userId],
+export async function interruptedPush(client: pg.ClientBase, repositoryId: string): Promise<JournalEntry | null> {
+  const { rows } = await client.query<{ user_id: string; note: unknown }>(
+    'select user_id, note from git_push_journal where repository_id = $1',
+    [repositoryId],
   );
+  return rows[0] ? { userId: rows[0].user_id, note: rows[0].note ?? null } : null;
+}
+
+export async function beginPush(client: pg.ClientBase, repositoryId: string, entry: JournalEntry): Promise<void> {
+  await client.query(
+    `insert into git_push_journal (repository_id, user_id, note, started_at) values ($1, $2, $3, now())
+     on conflict (repository_id) do update set user_id = excluded.user_id, note = excluded.note, started_at = excluded.started_at`,
+    [repositoryId, entry.userId, entry.note === null || entry.note === undefined ? null : JSON.stringify(entry.note)],
+  );
+}
+
+/** Drops the entry of a change that moved nothing (refused before any ref could move). */
+export async function abandonPush(client: pg.ClientBase, repositoryId: string): Promise<void> {
+  await client.query('delete from git_push_journal where repository_id = $1', [repositoryId]);
 }

@@ -6,12 +6,12 @@ import { Repository } from '../repositories/repository.entity.js';
  * A push in flight: written (and committed) before `receive-pack` may touch a
  * repository's refs, deleted in the transaction that records the push's events.
  * A row that outlives its push marks an interrupted push, and names the user
- * that reconciliation credits with the changes it finds. Pushes to one
- * repository are serialised, so there is at most one row per repository.
+ * that reconciliation credits with the changes it finds. Ref changes of one
+ * repository (pushes, merges) are serialised, so there is at most one row per repository.
  */
 @Entity({ tableName: 'git_push_journal' })
 export class PushJournal {
-  [OptionalProps]?: 'startedAt';
+  [OptionalProps]?: 'startedAt' | 'note';
 
   @ManyToOne(() => Repository, { primary: true, deleteRule: 'cascade' })
   repository!: Repository;
@@ -19,6 +19,10 @@ export class PushJournal {
   /** Not a foreign key: the record must survive anything that happens to the account meanwhile. */
   @Property({ type: 'text' })
   userId!: string;
+
+  /** What the change means beyond its refs (a merge names its pull request), for the listeners of a replay. */
+  @Property({ type: 'json', nullable: true })
+  note: unknown = null;
 
   @Property({ type: 'datetime' })
   startedAt: Date = new Date();

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { runGit } from './run-git.js';
+import { GitCommandError, runGit } from './run-git.js';
 
 export interface InitialFile {
   path: string;
@@ -67,8 +67,11 @@ export class GitStorage {
     }
   }
 
-  /** Makes the first commit of an empty repository from the given files (`auto_init`); returns its sha. */
-  async initialCommit(repositoryId: string, branch: string, author: Signature, message: string, files: InitialFile[]): Promise<string> {
+  /**
+   * Writes the objects of a first commit made from the given files (`auto_init`) and returns its sha;
+   * no ref points at it until the ref transaction sets one.
+   */
+  async writeInitialCommit(repositoryId: string, author: Signature, message: string, files: InitialFile[]): Promise<string> {
     const cwd = this.pathFor(repositoryId);
     const entries: string[] = [];
     for (const file of files) {
@@ -82,9 +85,27 @@ export class GitStorage {
       GIT_COMMITTER_NAME: author.name,
       GIT_COMMITTER_EMAIL: author.email,
     };
-    const commit = (await runGit(['commit-tree', tree, '-m', message], { cwd, env })).stdout.trim();
-    await runGit(['update-ref', `refs/heads/${branch}`, commit, '0'.repeat(40)], { cwd });
-    return commit;
+    return (await runGit(['commit-tree', tree, '-m', message], { cwd, env })).stdout.trim();
+  }
+
+  /**
+   * Moves refs from the values the caller expects them to have, all or none (`update-ref --stdin`
+   * is one ref transaction). False when a ref no longer has its expected value (or is being moved
+   * by another git right now): nothing moved then.
+   */
+  async compareAndSwap(repositoryId: string, updates: Array<{ ref: string; before: string; after: string }>): Promise<boolean> {
+    if (!updates.length) return true;
+    const zero = '0'.repeat(40);
+    const input = updates
+      .map(({ ref, before, after }) => (after === zero ? `delete ${ref} ${before}\n` : `update ${ref} ${after} ${before}\n`))
+      .join('');
+    try {
+      await runGit(['update-ref', '--stdin'], { cwd: this.pathFor(repositoryId), input });
+      return true;
+    } catch (error) {
+      if (error instanceof GitCommandError && error.stderr.includes('cannot lock ref')) return false;
+      throw error;
+    }
   }
 
   /** Repository ids that have a directory on disk (for start-up reconciliation). */

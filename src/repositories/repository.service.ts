@@ -4,7 +4,7 @@ import { authorize, Permission, readableRepositoriesCondition } from '../auth/pe
 import { grants, type Scope } from '../auth/scopes.js';
 import { User } from '../auth/user.entity.js';
 import { lockForUpdate } from '../db/lock-row.js';
-import { saveRecordedRefs } from '../git/refs.js';
+import { ZERO_SHA } from '../git/refs.js';
 import type { RequestContext } from '../context.js';
 import { AppError, conflict, invalid, notFound, Problems } from '../graphql/errors.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
@@ -98,7 +98,7 @@ export async function createRepository(ctx: RequestContext, input: CreateReposit
   checkBranchName(defaultBranch, problems);
   problems.throwIfAny();
 
-  const { git, events } = ctx.services;
+  const { git, events, refs } = ctx.services;
   let createdOnDisk: string | null = null;
   try {
     return await events.transaction(ctx.em, async (em) => {
@@ -116,16 +116,15 @@ export async function createRepository(ctx: RequestContext, input: CreateReposit
       createdOnDisk = repo.id;
       if (input.autoInit) {
         const readme = `# ${repo.name}\n${repo.description ? `\n${repo.description}\n` : ''}`;
-        const sha = await git.initialCommit(repo.id, defaultBranch, { name: owner.login, email: owner.email }, 'Initial commit', [
+        const sha = await git.writeInitialCommit(repo.id, { name: owner.login, email: owner.email }, 'Initial commit', [
           { path: 'README.md', content: readme },
         ]);
-        // Known to the recorded refs, so reconciliation sees nothing to announce. Like GitHub, the
-        // initial commit of a new repository sends no push or branch_create: `repository` created says it.
-        await saveRecordedRefs(em, repo.id, [{ ref: `refs/heads/${defaultBranch}`, sha }]);
-        repo.empty = false;
-        repo.pushedAt = new Date();
+        // Like GitHub, the initial commit of a new repository sends no push or branch_create:
+        // `repository` created says it. The ref transaction writes `pushed_at` and `empty`.
+        await refs.initialize(em, repo, [{ ref: `refs/heads/${defaultBranch}`, before: ZERO_SHA, after: sha }]);
+        await em.refresh(repo);
       }
-      await events.record(em, { type: 'repository', action: 'created', repository: repo, actor: owner });
+      await events.record(em, { type: 'repository', action: 'created', repository: repo, actor: owner, fields: {} });
       return repo;
     });
   } catch (error) {
@@ -192,6 +191,7 @@ export async function deleteRepository(ctx: RequestContext, id: string): Promise
       action: 'deleted',
       repository: repo,
       actor: { id: ctx.viewer.userId, login: ctx.viewer.login },
+      fields: {},
     });
     em.remove(repo);
   });

@@ -1,0 +1,14 @@
+import { Migration } from '@mikro-orm/migrations';
+
+/** A ref change's journal entry keeps what the change means (a merge names its pull request) until it is recorded. */
+export class Migration20261123140000_JournalNote extends Migration {
+  override name = 'Migration20261123140000_JournalNote';
+
+  override up(): void | Promise<void> {
+    this.addSql(`alter table "git_push_journal" add column "note" jsonb null;`);
+  }
+
+  override down(): void | Promise<void> {
+    this.addSql(`alter table "git_push_journal" drop column "note";`);
+  }
+}

@@ -1,0 +1,324 @@
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type pg from 'pg';
+import type { EventRecorder } from '../events/event-recorder.js';
+import { conflict } from '../graphql/errors.js';
+import type { Logger } from '../logger.js';
+import type { Repository } from '../repositories/repository.entity.js';
+import { findRepository } from '../repositories/repository.service.js';
+import { abandonPush, beginPush, interruptedPush } from './journal.js';
+import { pushEventDrafts, type DescribedUpdate, type EventDraft, type GitActor } from './push-events.js';
+import { planRefUpdates, type RefUpdate, type ReportedUpdate } from './ref-updates.js';
+import { readDiskRefs, readRecordedRefs, saveRecordedRefs, ZERO_SHA, type RefMap } from './refs.js';
+import type { RepositoryLocks } from './repository-lock.js';
+import type { GitStorage } from './storage.js';
+
+/** What listeners are told, inside the recording transaction, when a repository's refs have changed. */
+export interface RefsChanged {
+  repository: Repository;
+  /** Every change recorded, in order, with whether it rewrote history. */
+  changes: DescribedUpdate[];
+  /** The refs on disk now. */
+  refs: RefMap;
+  /** Who is credited: with the changes this update made (`push`), and with any others found (`outside`). */
+  actors: { push: GitActor; outside: GitActor };
+  /** What the writer said the change means (a merge names its pull request); kept in the journal until recorded. */
+  note: unknown;
+}
+
+/**
+ * Runs inside the transaction that records a ref change, after its events
+ * and the recorded refs are written: what it changes and records commits
+ * with them or not at all. Pull requests follow their branches this way.
+ */
+export type RefListener = (tx: EntityManager, change: RefsChanged) => Promise<void>;
+
+export interface RefUpdateRequest {
+  repositoryId: string;
+  /** Who makes the change: the pusher or merger, credited in the events. */
+  actor: GitActor;
+  /** How long to wait for the repository's push lock (0: only if it is free now). */
+  waitMs: number;
+  /** Aborting stops the wait for the lock. */
+  signal?: AbortSignal;
+  /** Kept in the journal with the change and handed to the listeners, also when a crash makes start-up record it. */
+  note?: unknown;
+  /** Moves refs itself, outside the recording transaction (receive-pack), and returns what git reports it did. */
+  write?: () => Promise<ReportedUpdate[]>;
+  /**
+   * Decides, inside the recording transaction, which refs move: it may lock rows and check what it
+   * relies on, and throw to change nothing. The updates are then applied by compare-and-swap, all or
+   * none; a ref that no longer has its expected value is a CONFLICT and nothing moves.
+   */
+  decide?: (tx: EntityManager) => Promise<ReportedUpdate[]>;
+}
+
+export interface RefUpdateOutcome {
+  updates: DescribedUpdate[];
+  events: number;
+}
+
+/** Everything a recording needs, read from git and the database before the transaction writes. */
+interface Prepared {
+  repository: Repository;
+  disk: RefMap;
+  updates: DescribedUpdate[];
+  drafts: EventDraft[];
+  actors: { push: GitActor; outside: GitActor };
+  /** A first push that did not create the default branch makes the first branch it created the default. */
+  newDefault: string | null;
+}
+
+interface RecordInput {
+  /** What git reported it did (receive-pack's post-receive lines, or the compare-and-swap applied). */
+  reported: ReportedUpdate[];
+  /** Who made the reported changes; null when replaying a journal entry or reconciling. */
+  actor: GitActor | null;
+  /** The user credited with changes nobody reported (a journal entry's); without one, the owner. */
+  creditedUserId: string | null;
+  /** How to credit refs that differ on disk without a report: `push` while receive-pack ran under the lock (it may have died before reporting). */
+  unreported: RefUpdate['cause'];
+  note: unknown;
+  /** Record the refs without announcing them (a new repository's first commit). */
+  silent?: boolean;
+}
+
+/**
+ * The one way a repository's refs move and become events (§6): receive-pack,
+ * merges, `auto_init` and start-up reconciliation all go through here.
+ *
+ * 1. Take the repository's push lock: ref changes of one repository run one
+ *    at a time across every process sharing the database.
+ * 2. Record whatever an interrupted earlier change left unrecorded (its
+ *    journal entry names its user and note).
+ * 3. Journal this change, committed before any ref may move.
+ * 4. Move the refs: receive-pack does it itself (`write`), Cairn's own
+ *    changes by compare-and-swap inside the recording transaction (`decide`).
+ * 5. In one transaction: the events of every change (push, branch and tag
+ *    events), the recorded refs (`git_refs`), the listeners' own changes and
+ *    events (pull requests), `pushed_at`/`empty`, and the removal of the
+ *    journal row. A crash anywhere leaves the journal row, and the next change
+ *    or start-up records what it finds, with the note.
+ */
+export class RefTransactions {
+  private readonly listeners: RefListener[] = [];
+  private readonly committedListeners: Array<(repositoryId: string) => void> = [];
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly git: GitStorage,
+    private readonly events: EventRecorder,
+    readonly locks: RepositoryLocks,
+    private readonly log: Logger,
+  ) {}
+
+  /** A listener run inside every recording transaction that records ref changes. */
+  onRefsChanged(listener: RefListener): void {
+    this.listeners.push(listener);
+  }
+
+  /** A callback run after a recording transaction with ref changes has committed (maintenance). */
+  onCommitted(listener: (repositoryId: string) => void): void {
+    this.committedListeners.push(listener);
+  }
+
+  /** Steps 1-5 for a change; null when the lock was not obtained in time (or `signal` aborted the wait). */
+  async update(request: RefUpdateRequest): Promise<RefUpdateOutcome | null> {
+    const { repositoryId, actor } = request;
+    const lock = await this.locks.acquire('push', repositoryId, { waitMs: request.waitMs, signal: request.signal });
+    if (!lock) return null;
+    let mayHaveMoved = false;
+    try {
+      await this.replayInterrupted(lock.client, repositoryId);
+      const note = request.note ?? null;
+      await beginPush(lock.client, repositoryId, { userId: actor.id, note });
+      const input = { actor, creditedUserId: null, note };
+      if (request.decide) {
+        const decide = request.decide;
+        return await this.recordDecided(repositoryId, input, decide, () => (mayHaveMoved = true));
+      }
+      mayHaveMoved = true;
+      const reported = request.write ? await request.write() : [];
+      return await this.recordMoved(repositoryId, { ...input, reported, unreported: 'push' });
+    } catch (error) {
+      // Refused before any ref could move: the journal entry describes nothing.
+      if (!mayHaveMoved) await abandonPush(lock.client, repositoryId).catch(() => undefined);
+      throw error;
+    } finally {
+      await lock.release();
+    }
+  }
+
+  /**
+   * Start-up reconciliation of one repository: records any difference between
+   * its recorded refs and the disk, credited to an interrupted change's user
+   * (journal) or the owner. A repository whose lock is held is being changed
+   * by another process, which records everything outstanding itself (step 2).
+   * Returns whether anything was recorded.
+   */
+  async reconcile(repositoryId: string): Promise<boolean> {
+    const lock = await this.locks.acquire('push', repositoryId, { waitMs: 0 });
+    if (!lock) return false;
+    try {
+      return (await this.replayInterrupted(lock.client, repositoryId, true)) > 0;
+    } finally {
+      await lock.release();
+    }
+  }
+
+  /**
+   * The first refs of a repository created in the transaction `tx` (`auto_init`), recorded in that
+   * transaction without announcing them: `repository` `created` does (as on GitHub). No lock and no
+   * journal: nobody can reach the repository before `tx` commits, and if it rolls back, start-up
+   * removes the directory as an orphan.
+   */
+  async initialize(tx: EntityManager, repository: Repository, updates: ReportedUpdate[]): Promise<void> {
+    if (!(await this.git.compareAndSwap(repository.id, updates))) throw conflict('the repository changed while it was created');
+    const input = {
+      reported: updates,
+      actor: null,
+      creditedUserId: repository.owner.id,
+      unreported: 'outside',
+      note: null,
+      silent: true,
+    } as const;
+    const prepared = await this.prepare(tx, repository, input);
+    await this.commit(tx, prepared, input);
+  }
+
+  /** Step 2: records what an interrupted change left behind; returns the number of ref changes recorded. */
+  private async replayInterrupted(client: pg.ClientBase, repositoryId: string, always = false): Promise<number> {
+    const interrupted = await interruptedPush(client, repositoryId);
+    if (!interrupted && !always) return 0;
+    const outcome = await this.recordMoved(repositoryId, {
+      reported: [],
+      actor: null,
+      creditedUserId: interrupted?.userId ?? null,
+      unreported: 'outside',
+      note: interrupted?.note ?? null,
+    });
+    return outcome.updates.length;
+  }
+
+  /** Refs that already moved: read and describe them before the transaction opens, keeping it short. */
+  private async recordMoved(repositoryId: string, input: RecordInput): Promise<RefUpdateOutcome> {
+    const em = this.orm.em.fork();
+    const repository = await findRepository(em, repositoryId);
+    if (!repository) return { updates: [], events: 0 }; // deleted meanwhile: its refs and journal went with it
+    const prepared = await this.prepare(em, repository, input);
+    if (!prepared.updates.length) {
+      await em.execute('delete from git_push_journal where repository_id = ?', [repositoryId]);
+      return { updates: [], events: 0 };
+    }
+    await this.events.transaction(em, (tx) => this.commit(tx, prepared, input));
+    this.committed(prepared, input);
+    return { updates: prepared.updates, events: prepared.drafts.length };
+  }
+
+  /** Refs Cairn moves itself: decided and swapped inside the recording transaction, under its row locks. */
+  private async recordDecided(
+    repositoryId: string,
+    input: Omit<RecordInput, 'reported' | 'unreported'>,
+    decide: (tx: EntityManager) => Promise<ReportedUpdate[]>,
+    moving: () => void,
+  ): Promise<RefUpdateOutcome> {
+    const em = this.orm.em.fork();
+    const repository = await findRepository(em, repositoryId);
+    if (!repository) throw conflict('the repository was deleted');
+    let prepared: Prepared | null = null;
+    let recorded: RecordInput | null = null;
+    await this.events.transaction(em, async (tx) => {
+      const updates = await decide(tx);
+      moving();
+      if (!(await this.git.compareAndSwap(repositoryId, updates))) {
+        throw conflict('a branch moved while the change was prepared; nothing was written');
+      }
+      recorded = { ...input, reported: updates, unreported: 'outside' };
+      prepared = await this.prepare(tx, repository, recorded);
+      await this.commit(tx, prepared, recorded);
+    });
+    this.committed(prepared!, recorded!);
+    return { updates: prepared!.updates, events: prepared!.drafts.length };
+  }
+
+  /** Plans the changes (recorded vs reported vs disk) and describes them as events. */
+  private async prepare(em: EntityManager, repository: Repository, input: RecordInput): Promise<Prepared> {
+    const dir = this.git.pathFor(repository.id);
+    const [disk, recorded] = await Promise.all([readDiskRefs(dir), readRecordedRefs(em, repository.id)]);
+    const plan = planRefUpdates(recorded, input.reported, disk, input.unreported);
+    const outside = await creditedUser(em, repository, input.creditedUserId);
+    const actors = { push: input.actor ?? outside, outside };
+    if (!plan.updates.length) return { repository, disk, updates: [], drafts: [], actors, newDefault: null };
+    const { drafts, updates } = await pushEventDrafts(dir, plan, actors);
+    const wasEmpty = recorded.size === 0 && input.reported.every((update) => update.before === ZERO_SHA);
+    const newDefault = wasEmpty ? defaultBranchAfterFirstPush(repository, disk, plan.updates) : null;
+    return { repository, disk, updates, drafts: input.silent ? [] : drafts, actors, newDefault };
+  }
+
+  /** Step 5, inside the transaction `tx`. Rows are locked in one order everywhere: refs, then pull requests, then the repository. */
+  private async commit(tx: EntityManager, prepared: Prepared, input: RecordInput): Promise<void> {
+    const { repository, disk, updates, drafts, actors, newDefault } = prepared;
+    const previousDefault = repository.defaultBranch;
+    if (newDefault) {
+      repository.defaultBranch = newDefault; // payloads below show the repository as it now is
+      await this.git.setDefaultBranch(repository.id, newDefault);
+    }
+    // In order, so the outbox ids keep the order of the changes.
+    await this.events.recordAll(
+      tx,
+      drafts.map((draft) => ({ ...draft, repository })),
+    );
+    if (newDefault) {
+      await this.events.record(tx, {
+        type: 'repository',
+        action: 'updated',
+        repository,
+        actor: actors.push,
+        fields: { changes: { default_branch: { from: previousDefault } } },
+      });
+    }
+    const touched = [...new Set(updates.map((update) => update.ref))];
+    await saveRecordedRefs(
+      tx,
+      repository.id,
+      touched.map((ref) => ({ ref, sha: disk.get(ref) ?? ZERO_SHA })),
+    );
+    const change: RefsChanged = { repository, changes: updates, refs: disk, actors, note: input.note };
+    for (const listener of this.listeners) await listener(tx, change);
+    await tx.execute('update repositories set pushed_at = ?, empty = ?, default_branch = ? where id = ?', [
+      new Date(),
+      disk.size === 0,
+      repository.defaultBranch,
+      repository.id,
+    ]);
+    await tx.execute('delete from git_push_journal where repository_id = ?', [repository.id]);
+  }
+
+  private committed(prepared: Prepared, input: RecordInput): void {
+    const { repository, updates, drafts } = prepared;
+    const outside = updates.filter((update) => update.cause === 'outside').length;
+    const logged = { repositoryId: repository.id, refs: updates.length, events: drafts.length, unreported: outside };
+    if (outside && !input.silent) this.log.warn(logged, 'recorded ref changes no push reported');
+    else this.log.info(logged, 'ref changes recorded');
+    for (const listener of this.committedListeners) listener(repository.id);
+  }
+}
+
+/** The user credited with unreported changes: the interrupted pusher if known and still there, else the owner. */
+async function creditedUser(em: EntityManager, repo: Repository, userId: string | null): Promise<GitActor> {
+  if (userId && userId !== repo.owner.id) {
+    const rows = await em.execute<GitActor[]>('select id, login, email from users where id = ?', [userId]);
+    if (rows[0]) return rows[0];
+  }
+  return { id: repo.owner.id, login: repo.owner.login, email: repo.owner.email };
+}
+
+/**
+ * A first push into an empty repository that does not create its default
+ * branch makes the first branch it creates the default (as GitHub does), so
+ * that clones check something out.
+ */
+function defaultBranchAfterFirstPush(repo: Repository, disk: RefMap, updates: RefUpdate[]): string | null {
+  if (disk.has(`refs/heads/${repo.defaultBranch}`)) return null;
+  const created = updates.find((update) => update.ref.startsWith('refs/heads/') && disk.has(update.ref));
+  return created ? created.ref.slice('refs/heads/'.length) : null;
+}
