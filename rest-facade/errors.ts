@@ -12,6 +12,7 @@ const BY_CODE: Record<string, [number, string]> = {
   FORBIDDEN: [403, 'forbidden'],
   NOT_FOUND: [404, 'not_found'],
   METHOD_NOT_ALLOWED: [405, 'method_not_allowed'],
+  NOT_MERGEABLE: [405, 'not_mergeable'],
   CONFLICT: [409, 'conflict'],
   VALIDATION_FAILED: [422, 'validation_failed'],
   RATE_LIMITED: [429, 'rate_limited'],

@@ -7,6 +7,7 @@ import { readJsonObject } from './body.js';
 import { RestError, sendError, sendInternalError, sendMethodNotAllowed } from './errors.js';
 import { RestOperation } from './operation.js';
 import { ROUTES, type Route } from './routes.js';
+import { PULL_ROUTES } from './pull-routes.js';
 import { WEBHOOK_ROUTES } from './webhook-routes.js';
 
 /**
@@ -14,7 +15,11 @@ import { WEBHOOK_ROUTES } from './webhook-routes.js';
  * Each route runs its GraphQL operation in-process and maps the outcome;
  * unknown paths are 404, known paths with another method 405.
  */
-export function createRestRouter(services: Services, schema: GraphQLSchema, routes: Route[] = [...ROUTES, ...WEBHOOK_ROUTES]): Router {
+export function createRestRouter(
+  services: Services,
+  schema: GraphQLSchema,
+  routes: Route[] = [...ROUTES, ...PULL_ROUTES, ...WEBHOOK_ROUTES],
+): Router {
   const router = express.Router();
   router.use(requireToken(services, (_req, res, message) => sendError(res, new RestError(401, 'unauthorized', message))));
 

@@ -58,7 +58,7 @@ export function pageParams(query: Record<string, unknown>): { limit?: number; of
 }
 
 /** Pull request and issue numbers: a positive integer, else the resource cannot exist (404). */
-function numberParam(raw: string | undefined): number {
+export function numberParam(raw: string | undefined): number {
   if (!raw || !/^\d{1,9}$/.test(raw) || Number(raw) < 1) throw new RestError(404, 'not_found', 'not found');
   return Number(raw);
 }

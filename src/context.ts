@@ -6,6 +6,7 @@ import type { EventRecorder } from './events/event-recorder.js';
 import type { RefTransactions } from './git/ref-transaction.js';
 import type { GitStorage } from './git/storage.js';
 import type { Logger } from './logger.js';
+import type { Mergeability } from './pulls/mergeability.js';
 import type { Webhooks } from './webhooks/webhooks.js';
 
 /** The long-lived parts of a running service, built once at start-up. */
@@ -19,6 +20,8 @@ export interface Services {
   events: EventRecorder;
   auth: TokenAuthenticator;
   webhooks: Webhooks;
+  /** Background mergeability checks of pull requests. */
+  mergeability: Mergeability;
 }
 
 /** Per-request context of every resolver (GraphQL over HTTP and the REST facade alike). */

@@ -19,6 +19,8 @@ import { startApollo } from './graphql/apollo.js';
 import { getSchema } from './graphql/schema.js';
 import { createApp } from './http/app.js';
 import { Metrics } from './http/metrics.js';
+import { followRefs } from './pulls/follow-refs.js';
+import { Mergeability } from './pulls/mergeability.js';
 import { startAgenda } from './jobs/agenda.js';
 import type { Logger } from './logger.js';
 import { Repository } from './repositories/repository.entity.js';
@@ -59,18 +61,23 @@ export async function startService(config: Config, log: Logger): Promise<Running
     const locks = new RepositoryLocks(databaseUrl);
     cleanups.push(() => locks.close());
     const refs = new RefTransactions(orm, git, events, locks, log);
-    const services: Services = { config, log, orm, git, refs, events, auth: new TokenAuthenticator(orm.em.fork(), log), webhooks };
+    const mergeability = new Mergeability(orm, git, log);
+    refs.onRefsChanged(followRefs(events, git, mergeability));
+    const auth = new TokenAuthenticator(orm.em.fork(), log);
+    const services: Services = { config, log, orm, git, refs, events, auth, webhooks, mergeability };
 
     // Git hosting: hooks, then the refs of every repository reconciled with the disk before
     // anything is served (a crash may have left ref updates without events).
     const hosting = await GitHosting.start(config.dataDir);
     await reconcileAll(services);
 
-    const jobs = await startAgenda(config, databaseUrl, log, [maintenanceJobs(services, locks), webhooks.jobs()]);
+    const jobs = await startAgenda(config, databaseUrl, log, [maintenanceJobs(services, locks), webhooks.jobs(), mergeability.jobs()]);
     const agenda: Agenda = jobs.agenda;
     cleanups.push(() => jobs.stop());
     refs.onCommitted(maintenanceScheduler(agenda, log));
     await webhooks.start(agenda, embedded !== null);
+    await mergeability.start(agenda);
+    cleanups.push(() => mergeability.stop());
     // Cleanups run in reverse: pushes in flight record their events, then attempts in flight
     // finish, then jobs, git hosting and the database stop.
     cleanups.push(() => webhooks.stop());

@@ -76,6 +76,11 @@ export async function authorize(
   return held;
 }
 
+/** Whether the viewer may change a record authored by `authorId` (an issue, a pull request): its author may, as may anyone with write. */
+export async function mayChangeAuthored(em: EntityManager, viewer: Principal, repo: Guarded, authorId: string): Promise<boolean> {
+  return authorId === viewer.userId || atLeast(await permissionOn(em, viewer, repo), Permission.WRITE);
+}
+
 /** SQL condition (and its parameters) selecting the repositories `r` a viewer can read. */
 export function readableRepositoriesCondition(viewer: Principal): { sql: string; params: unknown[] } {
   if (viewer.admin && grants(viewer.scopes, 'repo:read')) return { sql: 'true', params: [] };

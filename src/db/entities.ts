@@ -4,6 +4,8 @@ import { DomainEvent } from '../events/domain-event.entity.js';
 import { PushJournal } from '../git/push-journal.entity.js';
 import { GitRef } from '../git/refs.entity.js';
 import { Issue } from '../issues/issue.entity.js';
+import { PullRequest } from '../pulls/pull-request.entity.js';
+import { Review } from '../pulls/review.entity.js';
 import { Collaborator } from '../repositories/collaborator.entity.js';
 import { Repository } from '../repositories/repository.entity.js';
 import { Delivery, DeliveryAttemptRecord } from '../webhooks/delivery.entity.js';
@@ -16,6 +18,8 @@ export const ENTITIES = [
   Repository,
   Collaborator,
   Issue,
+  PullRequest,
+  Review,
   DomainEvent,
   GitRef,
   PushJournal,

@@ -1,3 +1,5 @@
+import type { RecordedEventType } from './event-map.js';
+
 /** Every webhook event type (§7). `ping` is sent on request only, never recorded as a domain event. */
 export const EVENT_TYPES = [
   'push',
@@ -17,3 +19,7 @@ export type EventType = (typeof EVENT_TYPES)[number];
 export function isEventType(value: string): value is EventType {
   return (EVENT_TYPES as readonly string[]).includes(value);
 }
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** Every type a webhook can subscribe to (but `ping`) is declared in the event map by the capability that records it, and nothing else is. */
+export const EVERY_EVENT_TYPE_DECLARED: Same<RecordedEventType, Exclude<EventType, 'ping'>> = true;

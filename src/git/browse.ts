@@ -37,7 +37,7 @@ function parseCommits(output: string): Commit[] {
 }
 
 /** Commits by sha, in one `git log --no-walk`. */
-async function readCommits(dir: string, shas: string[]): Promise<Map<string, Commit>> {
+export async function readCommits(dir: string, shas: string[]): Promise<Map<string, Commit>> {
   const unique = [...new Set(shas)];
   if (!unique.length) return new Map();
   const { stdout } = await runGit(['log', '--no-walk=unsorted', '--stdin', '-z', `--format=${COMMIT_FORMAT}`], {

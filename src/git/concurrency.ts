@@ -1,3 +1,5 @@
+import os from 'node:os';
+
 /** Runs `work` over `items` with at most `limit` running at once; results in input order. */
 export async function mapLimit<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
   const results = new Array<R>(items.length);
@@ -35,5 +37,18 @@ export class Semaphore {
         wake(); // the slot passes straight to the next waiter
       else this.active--;
     };
+  }
+}
+
+/** GraphQL fields that run git, resolving at once in this process: a query of many aliases queues instead of forking hundreds of gits. */
+const browsing = new Semaphore(Math.max(2, os.availableParallelism() * 2));
+
+/** Runs a git read for a GraphQL field in one of the `browsing` slots. */
+export async function limited<T>(work: () => Promise<T>): Promise<T> {
+  const release = await browsing.acquire();
+  try {
+    return await work();
+  } finally {
+    release();
   }
 }

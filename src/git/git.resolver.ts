@@ -1,24 +1,11 @@
-import os from 'node:os';
 import { Arg, Args, Ctx, Extensions, FieldResolver, Resolver, Root } from 'type-graphql';
 import type { RequestContext } from '../context.js';
 import { PageArgs, resolvePage } from '../graphql/pagination.js';
 import { Repository } from '../repositories/repository.entity.js';
 import { GIT_FIELD_COST } from '../graphql/limits.js';
 import { listBranches, listCommits, listTags, readBlob, readTree } from './browse.js';
-import { Semaphore } from './concurrency.js';
+import { limited } from './concurrency.js';
 import { Blob, BranchConnection, CommitConnection, TagConnection, TreeEntry } from './git.types.js';
-
-/** Browsing fields resolving at once in this process: a query of many aliases queues instead of forking hundreds of gits. */
-const browsing = new Semaphore(Math.max(2, os.availableParallelism() * 2));
-
-async function limited<T>(work: () => Promise<T>): Promise<T> {
-  const release = await browsing.acquire();
-  try {
-    return await work();
-  } finally {
-    release();
-  }
-}
 
 /**
  * Browsing a repository's git data (read-only), for frontends. These are

@@ -28,11 +28,35 @@ export async function runGit(
   return { stdout: stdout.toString('utf8'), stderr };
 }
 
+/**
+ * `runGit` for commands whose other exit codes are answers, not failures
+ * (`merge-tree` exits 1 with the conflicts on stdout): resolves with the
+ * exit code when it is one of `accepted`.
+ */
+export async function runGitAccepting(
+  args: string[],
+  accepted: number[],
+  options: { cwd?: string; input?: string | Buffer; env?: NodeJS.ProcessEnv } = {},
+): Promise<GitResult & { code: number }> {
+  const { stdout, stderr, code } = await spawnGit(args, options);
+  if (code === null || !accepted.includes(code)) throw new GitCommandError(args, code, stderr);
+  return { stdout: stdout.toString('utf8'), stderr, code };
+}
+
 /** `runGit` with stdout as bytes (file contents, which need not be text). */
-export function runGitRaw(
+export async function runGitRaw(
   args: string[],
   options: { cwd?: string; input?: string | Buffer; env?: NodeJS.ProcessEnv } = {},
 ): Promise<{ stdout: Buffer; stderr: string }> {
+  const { stdout, stderr, code } = await spawnGit(args, options);
+  if (code !== 0) throw new GitCommandError(args, code, stderr);
+  return { stdout, stderr };
+}
+
+function spawnGit(
+  args: string[],
+  options: { cwd?: string; input?: string | Buffer; env?: NodeJS.ProcessEnv },
+): Promise<{ stdout: Buffer; stderr: string; code: number | null }> {
   return new Promise((resolve, reject) => {
     const child = spawn('git', args, {
       cwd: options.cwd,
@@ -44,11 +68,7 @@ export function runGitRaw(
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
     child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
     child.on('error', reject);
-    child.on('close', (code) => {
-      const stderr = Buffer.concat(err).toString('utf8');
-      if (code === 0) resolve({ stdout: Buffer.concat(out), stderr });
-      else reject(new GitCommandError(args, code, stderr));
-    });
+    child.on('close', (code) => resolve({ stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8'), code }));
     child.stdin.on('error', () => undefined); // git may exit before reading all input
     child.stdin.end(options.input ?? '');
   });

@@ -12,6 +12,7 @@ export type ErrorCode =
   | 'FORBIDDEN'
   | 'NOT_FOUND'
   | 'METHOD_NOT_ALLOWED'
+  | 'NOT_MERGEABLE'
   | 'CONFLICT'
   | 'VALIDATION_FAILED'
   | 'RATE_LIMITED'
@@ -36,6 +37,8 @@ export class AppError extends GraphQLError {
 export const notFound = (what: string) => new AppError('NOT_FOUND', `${what} not found`);
 export const forbidden = (message: string) => new AppError('FORBIDDEN', message);
 export const conflict = (message: string) => new AppError('CONFLICT', message);
+/** A pull request that cannot be merged as it is: closed, merged, a draft or conflicting (405 in REST, as GitHub answers). */
+export const notMergeable = (message: string) => new AppError('NOT_MERGEABLE', message);
 
 /** One or more invalid input fields (422 in REST). */
 export function invalid(field: string, code: string, message: string): AppError {

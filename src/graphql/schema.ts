@@ -5,6 +5,7 @@ import { buildSchema } from 'type-graphql';
 import { AuthResolver } from '../auth/auth.resolver.js';
 import { GitResolver } from '../git/git.resolver.js';
 import { IssueResolver } from '../issues/issue.resolver.js';
+import { PullRequestResolver, RepositoryPullsResolver } from '../pulls/pull-request.resolver.js';
 import { RepositoryResolver } from '../repositories/repository.resolver.js';
 import { guardTextArguments } from './text-arguments.js';
 import { DeliveryResolver, RepositoryWebhooksResolver, WebhookResolver } from '../webhooks/webhook.resolver.js';
@@ -14,6 +15,8 @@ const RESOLVERS = [
   AuthResolver,
   RepositoryResolver,
   IssueResolver,
+  PullRequestResolver,
+  RepositoryPullsResolver,
   GitResolver,
   WebhookResolver,
   RepositoryWebhooksResolver,

@@ -1,11 +1,12 @@
 import { Field, ID, InputType, Int, registerEnumType } from 'type-graphql';
-import { atLeast, Permission, permissionOn } from '../auth/permissions.js';
+import { mayChangeAuthored, Permission } from '../auth/permissions.js';
 import { grants } from '../auth/scopes.js';
 import { lockForUpdate } from '../db/lock-row.js';
 import { User } from '../auth/user.entity.js';
 import type { RequestContext } from '../context.js';
 import { AppError, invalid, notFound, Problems } from '../graphql/errors.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
+import { checkTitleAndBody } from '../repositories/names.js';
 import { allocateNumber } from '../repositories/numbering.js';
 import type { Repository } from '../repositories/repository.entity.js';
 import { repositoryFor } from '../repositories/repository.service.js';
@@ -52,17 +53,6 @@ export class UpdateIssueInput {
   stateReason?: IssueStateReason | null;
 }
 
-const MAX_TITLE = 256;
-const MAX_BODY = 65_536;
-
-function checkText(problems: Problems, title: string | null | undefined, body: string | null | undefined): void {
-  if (title !== undefined) {
-    if (title === null || title.trim() === '') problems.add('title', 'missing', 'title cannot be empty');
-    else if (title.length > MAX_TITLE) problems.add('title', 'too_long', `title is at most ${MAX_TITLE} characters`);
-  }
-  if (body && body.length > MAX_BODY) problems.add('body', 'too_long', `body is at most ${MAX_BODY} characters`);
-}
-
 export async function listIssues(ctx: RequestContext, repo: Repository, state: IssueStateFilter, page: Page): Promise<Connection<Issue>> {
   const where = state === IssueStateFilter.ALL ? { repository: repo } : { repository: repo, state: state as string as IssueState };
   const [issues, total] = await ctx.em.findAndCount(Issue, where, {
@@ -88,7 +78,7 @@ export async function createIssue(ctx: RequestContext, input: CreateIssueInput):
   const repo = await repositoryFor(ctx, input.repositoryId, Permission.READ);
   if (!grants(ctx.viewer.scopes, 'repo')) throw new AppError('FORBIDDEN', 'this token lacks the repo scope');
   const problems = new Problems();
-  checkText(problems, input.title, input.body);
+  checkTitleAndBody(problems, input.title, input.body);
   problems.throwIfAny();
 
   const { events } = ctx.services;
@@ -110,12 +100,11 @@ export async function updateIssue(ctx: RequestContext, input: UpdateIssueInput):
   const repo = await repositoryFor(ctx, input.repositoryId, Permission.READ);
   const loaded = await findIssue(ctx, repo, input.number);
   if (!grants(ctx.viewer.scopes, 'repo')) throw new AppError('FORBIDDEN', 'this token lacks the repo scope');
-  const isAuthor = loaded.user.id === ctx.viewer.userId;
-  if (!isAuthor && !atLeast(await permissionOn(ctx.em, ctx.viewer, repo), Permission.WRITE)) {
+  if (!(await mayChangeAuthored(ctx.em, ctx.viewer, repo, loaded.user.id))) {
     throw new AppError('FORBIDDEN', 'only the author or a collaborator with write access may change this issue');
   }
   const problems = new Problems();
-  checkText(problems, input.title, input.body);
+  checkTitleAndBody(problems, input.title, input.body);
   if (input.state === null) problems.add('state', 'missing', 'state cannot be null');
   if (input.stateReason === null) problems.add('stateReason', 'missing', 'state_reason cannot be null');
   problems.throwIfAny();

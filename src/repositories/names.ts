@@ -35,6 +35,18 @@ export function checkBranchName(name: string, problems: Problems, field = 'defau
   if (!isValidBranchName(name)) problems.add(field, 'invalid_format', `"${name.slice(0, 100)}" is not a valid branch name`);
 }
 
+const MAX_TITLE = 256;
+const MAX_BODY = 65_536;
+
+/** Title (when given: non-empty, at most 256) and body (at most 64 Ki characters) of an issue or pull request. */
+export function checkTitleAndBody(problems: Problems, title: string | null | undefined, body: string | null | undefined): void {
+  if (title !== undefined) {
+    if (title === null || title.trim() === '') problems.add('title', 'missing', 'title cannot be empty');
+    else if (title.length > MAX_TITLE) problems.add('title', 'too_long', `title is at most ${MAX_TITLE} characters`);
+  }
+  if (body && body.length > MAX_BODY) problems.add('body', 'too_long', `body is at most ${MAX_BODY} characters`);
+}
+
 export function checkDescription(description: string | null | undefined, problems: Problems): void {
   if (description && description.length > 1000) problems.add('description', 'too_long', 'description is at most 1000 characters');
 }

@@ -97,11 +97,6 @@ export class RepositoryResolver {
     return cloneUrl(ctx.services.config.baseUrl, repo.owner.login, repo.name);
   }
 
-  @FieldResolver(() => Int, { description: 'Open pull requests.' })
-  openPullsCount(): number {
-    return 0; // pull requests do not exist yet in this service; their capability replaces this
-  }
-
   @FieldResolver(() => IssueConnection, { description: 'Newest first.' })
   issues(
     @Root() repo: Repository,

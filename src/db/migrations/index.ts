@@ -1,12 +1,14 @@
 import { Migration20261121234132_Core } from './Migration20261121234132_Core.js';
 import { Migration20261122001451_Webhooks } from './Migration20261122001451_Webhooks.js';
 import { Migration20261122001801_GitRefs } from './Migration20261122001801_GitRefs.js';
-import { Migration20261123140000_JournalNote } from './Migration20261123140000_JournalNote.js';
+import { Migration20261123135000_JournalNote } from './Migration20261123135000_JournalNote.js';
+import { Migration20261123135704_PullRequests } from './Migration20261123135704_PullRequests.js';
 
 /** Migrations in the order they apply; `npm run migration:create -- <Name>` writes new ones to add here. */
 export const MIGRATIONS = [
   Migration20261121234132_Core,
   Migration20261122001451_Webhooks,
   Migration20261122001801_GitRefs,
-  Migration20261123140000_JournalNote,
+  Migration20261123135000_JournalNote,
+  Migration20261123135704_PullRequests,
 ];

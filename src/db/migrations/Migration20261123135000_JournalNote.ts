@@ -1,8 +1,8 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /** A ref change's journal entry keeps what the change means (a merge names its pull request) until it is recorded. */
-export class Migration20261123140000_JournalNote extends Migration {
-  override name = 'Migration20261123140000_JournalNote';
+export class Migration20261123135000_JournalNote extends Migration {
+  override name = 'Migration20261123135000_JournalNote';
 
   override up(): void | Promise<void> {
     this.addSql(`alter table "git_push_journal" add column "note" jsonb null;`);

@@ -1,0 +1,161 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { User } from '../auth/user.entity.js';
+import type { EventRecorder } from '../events/event-recorder.js';
+import { isAncestor } from '../git/commits.js';
+import type { DescribedUpdate, GitActor } from '../git/push-events.js';
+import type { RefListener } from '../git/ref-transaction.js';
+import { runGit } from '../git/run-git.js';
+import type { GitStorage } from '../git/storage.js';
+import type { Mergeability } from './mergeability.js';
+import { PullRequest, PullRequestState } from './pull-request.entity.js';
+import { pullRequestRecord } from './pull-request.record.js';
+import { countCommits } from './pull-request.git.js';
+
+/** What a merge through the API writes into the ref transaction's journal entry. */
+export interface MergeNote {
+  merge: { pullRequestId: string; sha: string };
+}
+
+function mergeNoteOf(note: unknown): MergeNote['merge'] | null {
+  const merge = (note as Partial<MergeNote> | null)?.merge;
+  return merge && typeof merge.pullRequestId === 'string' && typeof merge.sha === 'string' ? merge : null;
+}
+
+const BRANCH = 'refs/heads/';
+
+/**
+ * Pull requests follow their branches (§6, §10), inside the transaction that
+ * records each ref change — a push, a merge, or what reconciliation finds:
+ *
+ * - a merge through the API (named by the journal's note) whose sha is now
+ *   the base tip: `merged`, by the merger;
+ * - head branch deleted: `closed` — unless its last commit is in base, which
+ *   makes it `merged`; base branch deleted: `closed`;
+ * - head moved: `head.sha` follows, `updated` with `changes.head` and `forced`;
+ * - base moved: `base.sha` follows (no event);
+ * - head now reachable from base (a merge made outside the API and pushed):
+ *   `merged`, by whoever moved the branch, `merge_commit_sha` the base tip.
+ *
+ * Mergeability of every pull request touched is re-checked once the change commits.
+ */
+export function followRefs(events: EventRecorder, git: GitStorage, mergeability: Mergeability): RefListener {
+  return async (tx, change) => {
+    const moved = new Map<string, DescribedUpdate>();
+    for (const update of change.changes) if (update.ref.startsWith(BRANCH)) moved.set(update.ref.slice(BRANCH.length), update);
+    const merge = mergeNoteOf(change.note);
+    if (!moved.size && !merge) return;
+
+    const pulls = await lockAffected(tx, change.repository.id, [...moved.keys()], merge?.pullRequestId ?? null);
+    if (!pulls.length) return;
+    const dir = git.pathFor(change.repository.id);
+    const tip = (branch: string) => change.refs.get(`${BRANCH}${branch}`) ?? null;
+    const actorOf = (branch: string) => change.actors[moved.get(branch)?.cause ?? 'push'];
+    const merged = await headsInBase(
+      dir,
+      pulls.filter((pr) => pr.id !== merge?.pullRequestId),
+      tip,
+    );
+
+    for (const pr of pulls) {
+      const record = (action: 'closed' | 'merged', actor: GitActor) =>
+        events.record(tx, {
+          type: 'pull_request',
+          action,
+          repository: change.repository,
+          actor,
+          fields: { number: pr.number, pull_request: pullRequestRecord(pr) },
+        });
+      const now = new Date();
+      const baseTip = tip(pr.baseRef);
+      const headTip = tip(pr.headRef);
+
+      if (merge?.pullRequestId === pr.id && baseTip === merge.sha) {
+        await markMerged(tx, pr, change.actors.push, merge.sha, now);
+        await record('merged', change.actors.push);
+        continue;
+      }
+      if (headTip && headTip !== pr.headSha) {
+        const head = moved.get(pr.headRef);
+        const changes = { head: { from_sha: pr.headSha, to_sha: headTip } };
+        pr.headSha = headTip;
+        if (baseTip) pr.baseSha = baseTip;
+        pr.commitsCount = baseTip ? await countCommits(dir, baseTip, headTip) : pr.commitsCount;
+        pr.updatedAt = now;
+        await events.record(tx, {
+          type: 'pull_request',
+          action: 'updated',
+          repository: change.repository,
+          actor: actorOf(pr.headRef),
+          fields: { number: pr.number, pull_request: pullRequestRecord(pr), changes, forced: head?.forced ?? false },
+        });
+      }
+      if (merged.has(pr.id)) {
+        const by = moved.has(pr.baseRef) ? actorOf(pr.baseRef) : actorOf(pr.headRef);
+        await markMerged(tx, pr, by, baseTip!, now);
+        await record('merged', by);
+      } else if (!headTip || !baseTip) {
+        pr.state = PullRequestState.CLOSED;
+        pr.closedAt = pr.updatedAt = now;
+        const by = actorOf(headTip ? pr.baseRef : pr.headRef);
+        await record('closed', by);
+      } else if (baseTip !== pr.baseSha) {
+        pr.baseSha = baseTip;
+      }
+    }
+    await tx.flush();
+    events.afterCommit(tx, () => mergeability.wake(change.repository.id));
+  };
+}
+
+/**
+ * The open pull requests whose head or base is among `branches` (and the one a merge names), under
+ * row locks: an edit or review of them waits for this change. Loaded with their users, for records.
+ */
+async function lockAffected(tx: EntityManager, repositoryId: string, branches: string[], mergedId: string | null): Promise<PullRequest[]> {
+  const rows = await tx.execute<{ id: string }[]>(
+    `select id from pull_requests
+      where repository_id = ? and state = 'open'
+        and (head_ref in (select jsonb_array_elements_text(?::jsonb)) or base_ref in (select jsonb_array_elements_text(?::jsonb)) or id = ?)
+      order by number for update`,
+    [repositoryId, JSON.stringify(branches), JSON.stringify(branches), mergedId],
+  );
+  if (!rows.length) return [];
+  return tx.find(
+    PullRequest,
+    { id: { $in: rows.map((row) => row.id) } },
+    { populate: ['user', 'mergedBy', 'repository'], orderBy: { number: 'asc' } },
+  );
+}
+
+/**
+ * Which of these pull requests now have their head inside their base: one
+ * `for-each-ref --merged` per distinct base tip for heads that exist, and an
+ * ancestry check of the last known head for heads deleted by this change.
+ */
+async function headsInBase(dir: string, pulls: PullRequest[], tip: (branch: string) => string | null): Promise<Set<string>> {
+  const merged = new Set<string>();
+  const byBase = new Map<string, PullRequest[]>();
+  for (const pr of pulls) {
+    const baseTip = tip(pr.baseRef);
+    if (!baseTip) continue;
+    if (!tip(pr.headRef)) {
+      if (await isAncestor(dir, pr.headSha, baseTip)) merged.add(pr.id);
+      continue;
+    }
+    byBase.set(baseTip, [...(byBase.get(baseTip) ?? []), pr]);
+  }
+  for (const [baseTip, group] of byBase) {
+    const { stdout } = await runGit(['for-each-ref', `--merged=${baseTip}`, '--format=%(refname)', BRANCH], { cwd: dir });
+    const contained = new Set(stdout.split('\n').filter(Boolean));
+    for (const pr of group) if (contained.has(`${BRANCH}${pr.headRef}`)) merged.add(pr.id);
+  }
+  return merged;
+}
+
+/** Merged: `base.sha` stays the base tip before the merge (what the pull request's commits are counted against). */
+async function markMerged(tx: EntityManager, pr: PullRequest, by: GitActor, mergeCommit: string, now: Date): Promise<void> {
+  pr.state = PullRequestState.MERGED;
+  pr.mergedAt = pr.closedAt = pr.updatedAt = now;
+  pr.mergedBy = await tx.findOneOrFail(User, { id: by.id });
+  pr.mergeCommitSha = mergeCommit;
+}

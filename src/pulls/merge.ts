@@ -1,0 +1,102 @@
+import { Permission } from '../auth/permissions.js';
+import type { RequestContext } from '../context.js';
+import { conflict, invalid, notMergeable, Problems } from '../graphql/errors.js';
+import { repositoryFor } from '../repositories/repository.service.js';
+import type { MergeNote } from './follow-refs.js';
+import { buildMerge, MergeMethod, NotMergeable } from './merge-commits.js';
+import { PullRequestState, type PullRequest } from './pull-request.entity.js';
+import type { MergePullRequestInput, MergeResult } from './pull-request.inputs.js';
+import { findPullRequest } from './pull-request.service.js';
+
+/** How long a merge waits for a push to the same repository to finish. */
+const MERGE_LOCK_WAIT_MS = 30_000;
+
+function refuseUnmergeable(pr: { state: string; draft: boolean }): void {
+  if (pr.state === PullRequestState.MERGED) throw notMergeable('the pull request is already merged');
+  if (pr.state !== PullRequestState.OPEN) throw notMergeable('the pull request is closed');
+  if (pr.draft) throw notMergeable('the pull request is a draft: mark it ready for review first');
+}
+
+/**
+ * Merges a pull request (§10), needing write access:
+ *
+ * 1. The new commit(s) are made from the pull request's exact base and head
+ *    shas with git plumbing (merge-commits.ts), before any lock: objects only.
+ * 2. A ref transaction moves the base branch: under the repository's push
+ *    lock and journal (its note names the pull request), inside the
+ *    recording transaction, the pull request's row is locked and checked
+ *    again — still open, not a draft, the same head, base and base sha — and
+ *    the branch is swapped from that sha to the new one. Anything that moved
+ *    meanwhile is a CONFLICT and nothing is written.
+ * 3. The same transaction records `push` for the base branch (pusher: the
+ *    merger) and, through the pull requests' ref listener reading the note,
+ *    marks it merged and records `pull_request` `merged` — the same code that
+ *    completes a merge a crash interrupted, when start-up replays the journal.
+ */
+export async function mergePullRequest(ctx: RequestContext, input: MergePullRequestInput): Promise<MergeResult> {
+  const repo = await repositoryFor(ctx, input.repositoryId, Permission.WRITE);
+  const pr = await findPullRequest(ctx.em, repo, input.number);
+  const problems = new Problems();
+  if (input.method === null) problems.add('method', 'missing', 'method cannot be null (leave it out for merge)');
+  if (input.sha != null && !/^[0-9a-f]{40}$/i.test(input.sha)) problems.add('sha', 'invalid_format', 'sha must be a full commit sha');
+  if (
+    input.commitTitle != null &&
+    (input.commitTitle.trim() === '' || input.commitTitle.length > 256 || input.commitTitle.includes('\n'))
+  ) {
+    problems.add('commitTitle', 'invalid', 'commit_title must be one non-empty line of at most 256 characters');
+  }
+  if (input.commitMessage != null && input.commitMessage.length > 65_536) {
+    problems.add('commitMessage', 'too_long', 'commit_message is at most 65536 characters');
+  }
+  problems.throwIfAny();
+  refuseUnmergeable(pr);
+  if (input.sha && input.sha.toLowerCase() !== pr.headSha) {
+    throw conflict(`the head branch was modified (it is at ${pr.headSha}): review the pull request and try again`);
+  }
+
+  const { git, refs } = ctx.services;
+  const merger = { name: ctx.viewer.login, email: ctx.viewer.email };
+  const { baseSha: base, headSha: head, baseRef } = pr;
+  let sha: string;
+  try {
+    sha = await buildMerge(git.pathFor(repo.id), {
+      method: input.method ?? MergeMethod.MERGE,
+      base,
+      head,
+      number: pr.number,
+      title: pr.title,
+      headRef: pr.headRef,
+      commitTitle: input.commitTitle,
+      commitMessage: input.commitMessage,
+      author: { name: pr.user.login, email: pr.user.email },
+      merger,
+    });
+  } catch (error) {
+    if (error instanceof NotMergeable) throw notMergeable(`the pull request cannot be merged: ${error.message}`);
+    throw error;
+  }
+
+  const note: MergeNote = { merge: { pullRequestId: pr.id, sha } };
+  const outcome = await refs.update({
+    repositoryId: repo.id,
+    actor: { id: ctx.viewer.userId, ...merger, login: ctx.viewer.login },
+    waitMs: MERGE_LOCK_WAIT_MS,
+    note,
+    decide: async (tx) => {
+      // Lock order everywhere: refs, then pull requests, then the repository.
+      await tx.execute('select 1 from git_refs where repository_id = ? and name = ? for update', [repo.id, `refs/heads/${baseRef}`]);
+      const [now] = await tx.execute<Array<{ state: string; draft: boolean; head_sha: string; base_ref: string; base_sha: string }>>(
+        'select state, draft, head_sha, base_ref, base_sha from pull_requests where id = ? for update',
+        [pr.id],
+      );
+      if (!now) throw conflict('the pull request was deleted');
+      refuseUnmergeable(now);
+      if (now.head_sha !== head || now.base_ref !== baseRef || now.base_sha !== base) {
+        throw conflict('the head or base branch moved while the merge was prepared; nothing was written');
+      }
+      return [{ ref: `refs/heads/${baseRef}`, before: base, after: sha }];
+    },
+  });
+  if (!outcome) throw conflict('another change to this repository is still running; try again');
+  return { merged: true, sha, message: 'Pull request successfully merged' };
+}

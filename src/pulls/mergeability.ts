@@ -1,0 +1,114 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Agenda } from 'agenda';
+import { mapLimit, Semaphore } from '../git/concurrency.js';
+import type { GitStorage } from '../git/storage.js';
+import type { JobDefinitions } from '../jobs/agenda.js';
+import type { Logger } from '../logger.js';
+import { countCommits, mergeTree } from './pull-request.git.js';
+
+export const MERGEABILITY_SWEEP_JOB = 'pull-request-mergeability-sweep';
+/** Open pull requests checked per pass over a repository; a repository with more gets another pass at once. */
+const BATCH = 100;
+/** `merge-tree` processes at once in this process. */
+const CONCURRENT_CHECKS = 2;
+/** Open pull requests whose stored result is not for their current (base, head) pair. */
+const STALE = `state = 'open' and (mergeable_base_sha is distinct from base_sha or mergeable_head_sha is distinct from head_sha)`;
+
+interface StalePullRequest {
+  id: string;
+  base_sha: string;
+  head_sha: string;
+}
+
+/**
+ * Computes whether open pull requests merge cleanly, off the request path
+ * (§10), with `git merge-tree --write-tree` for the exact (base sha, head sha)
+ * pair, and stores the result with that pair. The write is conditional on
+ * the pair still being current, so a result computed for a pair a push has
+ * since replaced is dropped, never reported.
+ *
+ * The process that commits a change wakes the check at once (a push, an
+ * opening, a base change, a reopening); a sweep job every 30 s and at
+ * start-up picks up whatever a crash or another process left stale. Checks
+ * of one repository run one pass at a time; a wake during a pass runs
+ * another pass after it.
+ */
+export class Mergeability {
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly again = new Set<string>();
+  private readonly slots = new Semaphore(CONCURRENT_CHECKS);
+  private stopped = false;
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly git: GitStorage,
+    private readonly log: Logger,
+  ) {}
+
+  /** Checks the stale open pull requests of a repository, now or right after the pass in progress. */
+  wake(repositoryId: string): void {
+    if (this.stopped) return;
+    if (this.running.has(repositoryId)) {
+      this.again.add(repositoryId);
+      return;
+    }
+    const pass = this.checkRepository(repositoryId)
+      .catch((error: unknown) => this.log.warn({ err: error, repositoryId }, 'mergeability check failed; the sweep retries it'))
+      .finally(() => {
+        this.running.delete(repositoryId);
+        if (this.again.delete(repositoryId)) this.wake(repositoryId);
+      });
+    this.running.set(repositoryId, pass);
+  }
+
+  jobs(): JobDefinitions {
+    return (agenda: Agenda) => {
+      agenda.define(MERGEABILITY_SWEEP_JOB, () => this.sweep(), { concurrency: 1 });
+    };
+  }
+
+  async start(agenda: Agenda): Promise<void> {
+    await agenda.every('30 seconds', MERGEABILITY_SWEEP_JOB, undefined, { skipImmediate: true });
+    await this.sweep();
+  }
+
+  /** No new passes; those running finish (bounded by their git processes). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.allSettled([...this.running.values()]);
+  }
+
+  private async sweep(): Promise<void> {
+    const rows = await this.orm.em
+      .fork()
+      .execute<{ repository_id: string }[]>(`select distinct repository_id from pull_requests where ${STALE} limit 1000`);
+    for (const row of rows) this.wake(row.repository_id);
+  }
+
+  private async checkRepository(repositoryId: string): Promise<void> {
+    const em = this.orm.em.fork();
+    const stale = await em.execute<StalePullRequest[]>(
+      `select id, base_sha, head_sha from pull_requests where repository_id = ? and ${STALE} order by number limit ${BATCH}`,
+      [repositoryId],
+    );
+    if (!stale.length) return;
+    const dir = this.git.pathFor(repositoryId);
+    await mapLimit(stale, CONCURRENT_CHECKS, async (pr) => {
+      const release = await this.slots.acquire();
+      let result: Awaited<ReturnType<typeof mergeTree>>;
+      let commits: number;
+      try {
+        [result, commits] = await Promise.all([mergeTree(dir, pr.base_sha, pr.head_sha), countCommits(dir, pr.base_sha, pr.head_sha)]);
+      } finally {
+        release();
+      }
+      await em.execute(
+        `update pull_requests
+            set mergeable = ?, conflicts = ?::jsonb, mergeable_base_sha = ?, mergeable_head_sha = ?, commits_count = ?
+          where id = ? and state = 'open' and base_sha = ? and head_sha = ?`,
+        [result.tree !== null, JSON.stringify(result.conflicts), pr.base_sha, pr.head_sha, commits, pr.id, pr.base_sha, pr.head_sha],
+      );
+    });
+    if (stale.length === BATCH) this.again.add(repositoryId);
+  }
+}

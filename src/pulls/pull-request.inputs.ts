@@ -1,0 +1,114 @@
+import { Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { MergeMethod } from './merge-commits.js';
+import { ReviewEvent } from './review.entity.js';
+
+export enum PullRequestStateFilter {
+  OPEN = 'open',
+  CLOSED = 'closed',
+  MERGED = 'merged',
+  ALL = 'all',
+}
+registerEnumType(PullRequestStateFilter, {
+  name: 'PullRequestStateFilter',
+  valuesConfig: { CLOSED: { description: 'Closed without being merged.' } },
+});
+
+/** The states an edit may set: merging is its own operation. */
+export enum PullRequestEditState {
+  OPEN = 'open',
+  CLOSED = 'closed',
+}
+registerEnumType(PullRequestEditState, { name: 'PullRequestEditState' });
+
+@InputType()
+export class CreatePullRequestInput {
+  @Field(() => ID)
+  repositoryId!: string;
+
+  @Field()
+  title!: string;
+
+  @Field(() => String, { nullable: true })
+  body?: string | null;
+
+  @Field({ description: 'The branch with the changes.' })
+  head!: string;
+
+  @Field(() => String, { nullable: true, description: "The branch to merge into; default: the repository's default branch." })
+  base?: string | null;
+
+  @Field(() => Boolean, { nullable: true, defaultValue: false })
+  draft?: boolean | null;
+}
+
+@InputType()
+export class UpdatePullRequestInput {
+  @Field(() => ID)
+  repositoryId!: string;
+
+  @Field(() => Int)
+  number!: number;
+
+  @Field(() => String, { nullable: true })
+  title?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'null clears it.' })
+  body?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'Another branch to merge into.' })
+  base?: string | null;
+
+  @Field(() => PullRequestEditState, { nullable: true, description: 'Close, or reopen (the head branch must exist).' })
+  state?: PullRequestEditState | null;
+
+  @Field(() => Boolean, { nullable: true })
+  draft?: boolean | null;
+}
+
+@InputType()
+export class MergePullRequestInput {
+  @Field(() => ID)
+  repositoryId!: string;
+
+  @Field(() => Int)
+  number!: number;
+
+  @Field(() => MergeMethod, { nullable: true, defaultValue: MergeMethod.MERGE })
+  method?: MergeMethod | null;
+
+  @Field(() => String, { nullable: true, description: 'Merge only if the head is still at this commit (else CONFLICT).' })
+  sha?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'First line of the merge or squash commit message.' })
+  commitTitle?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'The rest of the merge or squash commit message.' })
+  commitMessage?: string | null;
+}
+
+@ObjectType('MergeResult')
+export class MergeResult {
+  @Field()
+  merged!: boolean;
+
+  @Field({ description: 'The new tip of the base branch.' })
+  sha!: string;
+
+  @Field()
+  message!: string;
+}
+
+@InputType()
+export class SubmitReviewInput {
+  @Field(() => ID)
+  repositoryId!: string;
+
+  @Field(() => Int)
+  number!: number;
+
+  @Field(() => ReviewEvent)
+  event!: ReviewEvent;
+
+  @Field(() => String, { nullable: true, description: 'Required to request changes or comment.' })
+  body?: string | null;
+}

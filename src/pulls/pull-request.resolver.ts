@@ -1,0 +1,142 @@
+import DataLoader from 'dataloader';
+import { Arg, Args, Ctx, Extensions, FieldResolver, Int, Mutation, Resolver, Root } from 'type-graphql';
+import type { RequestContext } from '../context.js';
+import { limited } from '../git/concurrency.js';
+import { CommitConnection } from '../git/git.types.js';
+import { GitCommandError } from '../git/run-git.js';
+import { notFound } from '../graphql/errors.js';
+import { GIT_FIELD_COST } from '../graphql/limits.js';
+import { ConnectionType, PageArgs, resolvePage } from '../graphql/pagination.js';
+import { Repository } from '../repositories/repository.entity.js';
+import { mergePullRequest } from './merge.js';
+import { PullRequest } from './pull-request.entity.js';
+import { listPullCommits, listPullFiles, PullRequestFile } from './pull-request.git.js';
+import {
+  CreatePullRequestInput,
+  MergePullRequestInput,
+  MergeResult,
+  PullRequestStateFilter,
+  SubmitReviewInput,
+  UpdatePullRequestInput,
+} from './pull-request.inputs.js';
+import { createPullRequest, findPullRequest, listPullRequests, updatePullRequest } from './pull-request.service.js';
+import { Review } from './review.entity.js';
+import { listReviews, submitReview } from './review.service.js';
+
+const PullRequestConnection = ConnectionType(PullRequest, 'PullRequestConnection');
+const ReviewConnection = ConnectionType(Review, 'ReviewConnection');
+const PullRequestFileConnection = ConnectionType(PullRequestFile, 'PullRequestFileConnection');
+
+/**
+ * Git reads of a pull request. The commits of a pull request whose head
+ * branch was deleted stay readable until gc prunes them; after that they are
+ * gone, which is a NOT_FOUND, not a failure of the service.
+ */
+async function readGit<T>(pr: PullRequest, work: () => Promise<T>): Promise<T> {
+  try {
+    return await limited(work);
+  } catch (error) {
+    if (error instanceof GitCommandError && /bad object|bad revision|unknown revision|invalid revision|not a valid/i.test(error.stderr)) {
+      throw notFound(`the commits of pull request #${pr.number}`);
+    }
+    throw error;
+  }
+}
+
+@Resolver(() => PullRequest)
+export class PullRequestResolver {
+  @Mutation(() => PullRequest, { description: 'Opens a pull request from head into base. Needs read access and the repo scope.' })
+  createPullRequest(
+    @Arg('input', () => CreatePullRequestInput) input: CreatePullRequestInput,
+    @Ctx() ctx: RequestContext,
+  ): Promise<PullRequest> {
+    return createPullRequest(ctx, input);
+  }
+
+  @Mutation(() => PullRequest, { description: 'Title, body, base, draft; close or reopen. The author or a writer may change it.' })
+  updatePullRequest(
+    @Arg('input', () => UpdatePullRequestInput) input: UpdatePullRequestInput,
+    @Ctx() ctx: RequestContext,
+  ): Promise<PullRequest> {
+    return updatePullRequest(ctx, input);
+  }
+
+  @Mutation(() => MergeResult, {
+    description:
+      'Merges into base (merge, squash or rebase). Needs write. NOT_MERGEABLE when closed, merged, a draft or conflicting; CONFLICT when `sha` is not the head or a branch moved meanwhile.',
+  })
+  mergePullRequest(
+    @Arg('input', () => MergePullRequestInput) input: MergePullRequestInput,
+    @Ctx() ctx: RequestContext,
+  ): Promise<MergeResult> {
+    return mergePullRequest(ctx, input);
+  }
+
+  @Mutation(() => Review, { description: 'Approve, request changes or comment; anyone who can read may review an open pull request.' })
+  submitReview(@Arg('input', () => SubmitReviewInput) input: SubmitReviewInput, @Ctx() ctx: RequestContext): Promise<Review> {
+    return submitReview(ctx, input);
+  }
+
+  @Extensions({ cost: GIT_FIELD_COST })
+  @FieldResolver(() => CommitConnection, { description: 'Commits on head that base lacks, oldest first.' })
+  commits(@Root() pr: PullRequest, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: RequestContext) {
+    const resolved = resolvePage(page);
+    return readGit(pr, () => listPullCommits(ctx.services.git.pathFor(pr.repository.id), pr.baseSha, pr.headSha, resolved));
+  }
+
+  @Extensions({ cost: GIT_FIELD_COST })
+  @FieldResolver(() => PullRequestFileConnection, { description: 'Files changed against the merge base of base and head, in path order.' })
+  files(@Root() pr: PullRequest, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: RequestContext) {
+    const resolved = resolvePage(page);
+    return readGit(pr, () => listPullFiles(ctx.services.git.pathFor(pr.repository.id), pr.baseSha, pr.headSha, resolved));
+  }
+
+  @FieldResolver(() => ReviewConnection, { description: 'Reviews, newest first.' })
+  reviews(@Root() pr: PullRequest, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: RequestContext) {
+    return listReviews(ctx.em, pr, resolvePage(page));
+  }
+}
+
+/** Open pull requests per repository for one request: one query for every repository a response lists. */
+const openPullCounts = new WeakMap<RequestContext, DataLoader<string, number>>();
+
+function openPullsLoader(ctx: RequestContext): DataLoader<string, number> {
+  let loader = openPullCounts.get(ctx);
+  if (!loader) {
+    loader = new DataLoader(async (ids: readonly string[]) => {
+      const rows = await ctx.em.execute<{ repository_id: string; open: number }[]>(
+        `select repository_id, count(*)::int as open from pull_requests
+          where state = 'open' and repository_id in (select jsonb_array_elements_text(?::jsonb)) group by repository_id`,
+        [JSON.stringify(ids)],
+      );
+      const counts = new Map(rows.map((row) => [row.repository_id, row.open]));
+      return ids.map((id) => counts.get(id) ?? 0);
+    });
+    openPullCounts.set(ctx, loader);
+  }
+  return loader;
+}
+
+/** Pull requests as fields of a repository (read permission was checked by the query that returned it). */
+@Resolver(() => Repository)
+export class RepositoryPullsResolver {
+  @FieldResolver(() => PullRequestConnection, { description: 'Newest first.' })
+  pullRequests(
+    @Root() repo: Repository,
+    @Args(() => PageArgs) page: PageArgs,
+    @Arg('state', () => PullRequestStateFilter, { defaultValue: PullRequestStateFilter.OPEN }) state: PullRequestStateFilter,
+    @Ctx() ctx: RequestContext,
+  ) {
+    return listPullRequests(ctx.em, repo, state, resolvePage(page));
+  }
+
+  @FieldResolver(() => PullRequest, { nullable: true, description: 'NOT_FOUND when there is no such pull request.' })
+  pullRequest(@Root() repo: Repository, @Arg('number', () => Int) number: number, @Ctx() ctx: RequestContext): Promise<PullRequest> {
+    return findPullRequest(ctx.em, repo, number);
+  }
+
+  @FieldResolver(() => Int, { description: 'Open pull requests.' })
+  openPullsCount(@Root() repo: Repository, @Ctx() ctx: RequestContext): Promise<number> {
+    return openPullsLoader(ctx).load(repo.id);
+  }
+}

@@ -1,0 +1,234 @@
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { mayChangeAuthored, Permission } from '../auth/permissions.js';
+import { User } from '../auth/user.entity.js';
+import type { RequestContext } from '../context.js';
+import { lockForUpdate } from '../db/lock-row.js';
+import type { Changes } from '../events/event-map.js';
+import { AppError, invalid, notFound, Problems } from '../graphql/errors.js';
+import { connection, type Connection, type Page } from '../graphql/pagination.js';
+import { checkTitleAndBody, isValidBranchName } from '../repositories/names.js';
+import { allocateNumber } from '../repositories/numbering.js';
+import type { Repository } from '../repositories/repository.entity.js';
+import { repositoryFor } from '../repositories/repository.service.js';
+import {
+  PullRequestEditState,
+  PullRequestStateFilter,
+  type CreatePullRequestInput,
+  type UpdatePullRequestInput,
+} from './pull-request.inputs.js';
+import { PullRequest, PullRequestState } from './pull-request.entity.js';
+import { countCommits } from './pull-request.git.js';
+import { pullRequestRecord } from './pull-request.record.js';
+
+export async function listPullRequests(
+  em: EntityManager,
+  repo: Repository,
+  state: PullRequestStateFilter,
+  page: Page,
+): Promise<Connection<PullRequest>> {
+  const where =
+    state === PullRequestStateFilter.ALL ? { repository: repo } : { repository: repo, state: state as string as PullRequestState };
+  const [pulls, total] = await em.findAndCount(PullRequest, where, {
+    populate: ['user', 'mergedBy'],
+    orderBy: { createdAt: 'desc', id: 'desc' },
+    limit: page.limit,
+    offset: page.offset,
+  });
+  return connection(pulls, total, page);
+}
+
+export async function findPullRequest(em: EntityManager, repo: Repository, number: number): Promise<PullRequest> {
+  const pr = await em.findOne(PullRequest, { repository: repo, number }, { populate: ['user', 'mergedBy'] });
+  if (!pr) throw notFound('pull request');
+  return pr;
+}
+
+/**
+ * The tips of branches as the recorded refs know them, under share locks:
+ * a push that moves or deletes one of them waits until this transaction
+ * ends, and its listener then sees what this transaction wrote (lock order:
+ * refs, then pull requests, then the repository).
+ */
+async function lockBranches(tx: EntityManager, repositoryId: string, branches: string[]): Promise<Map<string, string>> {
+  if (!branches.length) return new Map();
+  const rows = await tx.execute<{ name: string; sha: string }[]>(
+    `select name, sha from git_refs
+      where repository_id = ? and name in (select 'refs/heads/' || jsonb_array_elements_text(?::jsonb)) for share`,
+    [repositoryId, JSON.stringify(branches)],
+  );
+  return new Map(rows.map((row) => [row.name.slice('refs/heads/'.length), row.sha]));
+}
+
+const unknownBranch = (field: string, name: string) => invalid(field, 'unknown_branch', `branch "${name.slice(0, 100)}" does not exist`);
+const noCommits = (base: string, head: string) =>
+  invalid('head', 'no_commits', `No commits between ${base.slice(0, 100)} and ${head.slice(0, 100)}: head has nothing base lacks`);
+
+/** A second open pull request for the same head and base (the partial unique index decides, also under concurrency). */
+function translateDuplicate(error: unknown): unknown {
+  if (error instanceof UniqueConstraintViolationException && error.message.includes('one_open_per_branch_pair')) {
+    return invalid('head', 'already_exists', 'a pull request for this head and base is already open');
+  }
+  return error;
+}
+
+/**
+ * Opening (§10): read access and the repo scope; head and base are existing
+ * branches, not the same one, head has commits base lacks, and no other pull
+ * request for the pair is open. Mergeability is computed after the commit.
+ */
+export async function createPullRequest(ctx: RequestContext, input: CreatePullRequestInput): Promise<PullRequest> {
+  const repo = await repositoryFor(ctx, input.repositoryId, Permission.READ, 'repo');
+  const base = input.base ?? repo.defaultBranch;
+  const problems = new Problems();
+  checkTitleAndBody(problems, input.title, input.body);
+  if (input.draft === null) problems.add('draft', 'missing', 'draft cannot be null (leave it out for false)');
+  if (!isValidBranchName(input.head)) problems.add('head', 'unknown_branch', 'head is not a branch name');
+  if (!isValidBranchName(base)) problems.add('base', 'unknown_branch', 'base is not a branch name');
+  if (input.head === base) problems.add('head', 'same_branch', 'head and base are the same branch');
+  problems.throwIfAny();
+
+  const { events, git, mergeability } = ctx.services;
+  try {
+    return await events.transaction(ctx.em, async (tx) => {
+      const tips = await lockBranches(tx, repo.id, [input.head, base]);
+      const missing = new Problems();
+      for (const [field, name] of [
+        ['head', input.head],
+        ['base', base],
+      ] as const) {
+        if (!tips.has(name)) missing.add(field, 'unknown_branch', `branch "${name.slice(0, 100)}" does not exist`);
+      }
+      missing.throwIfAny();
+      const headSha = tips.get(input.head)!;
+      const baseSha = tips.get(base)!;
+      const commits = await countCommits(git.pathFor(repo.id), baseSha, headSha);
+      if (commits === 0) throw noCommits(base, input.head);
+
+      const author = await tx.findOneOrFail(User, { id: ctx.viewer.userId });
+      const number = await allocateNumber(tx, repo.id);
+      const pr = tx.create(PullRequest, {
+        repository: repo,
+        number,
+        title: input.title.trim(),
+        body: input.body ?? null,
+        draft: input.draft ?? false,
+        headRef: input.head,
+        headSha,
+        baseRef: base,
+        baseSha,
+        user: author,
+        commitsCount: commits,
+      });
+      await tx.flush(); // a second open pull request for the pair fails here
+      await events.record(tx, {
+        type: 'pull_request',
+        action: 'opened',
+        repository: repo,
+        actor: author,
+        fields: { number, pull_request: pullRequestRecord(pr) },
+      });
+      events.afterCommit(tx, () => mergeability.wake(repo.id));
+      return pr;
+    });
+  } catch (error) {
+    throw translateDuplicate(error);
+  }
+}
+
+/**
+ * Editing (§10): the author or a writer may change the title, body, base and
+ * draft flag, close and reopen. Each kind of change records its event:
+ * `updated` with `changes`, then `closed` or `reopened`. A merged pull
+ * request keeps its state and base; reopening needs the head branch.
+ */
+export async function updatePullRequest(ctx: RequestContext, input: UpdatePullRequestInput): Promise<PullRequest> {
+  const repo = await repositoryFor(ctx, input.repositoryId, Permission.READ, 'repo');
+  const loaded = await findPullRequest(ctx.em, repo, input.number);
+  if (!(await mayChangeAuthored(ctx.em, ctx.viewer, repo, loaded.user.id))) {
+    throw new AppError('FORBIDDEN', 'only the author or a collaborator with write access may change this pull request');
+  }
+  const problems = new Problems();
+  checkTitleAndBody(problems, input.title, input.body);
+  for (const field of ['state', 'draft', 'base'] as const) {
+    if (input[field] === null) problems.add(field, 'missing', `${field} cannot be null`);
+  }
+  if (input.base != null && !isValidBranchName(input.base)) problems.add('base', 'unknown_branch', 'base is not a branch name');
+  problems.throwIfAny();
+
+  const { events, git, mergeability } = ctx.services;
+  const dir = git.pathFor(repo.id);
+  const actor = { id: ctx.viewer.userId, login: ctx.viewer.login };
+  const reopening = input.state === PullRequestEditState.OPEN;
+  try {
+    return await events.transaction(ctx.em, async (tx) => {
+      const branches = [...new Set([input.base, ...(reopening ? [loaded.headRef, loaded.baseRef] : [])].filter((b): b is string => !!b))];
+      const tips = await lockBranches(tx, repo.id, branches);
+      // Decided on the locked row: of two concurrent closes, only the first is a transition.
+      const pr = await lockForUpdate(tx, loaded, 'pull request');
+      const changes: Changes = {};
+      if (input.title != null && input.title.trim() !== pr.title) {
+        changes.title = { from: pr.title };
+        pr.title = input.title.trim();
+      }
+      if (input.body !== undefined && input.body !== pr.body) {
+        changes.body = { from: pr.body };
+        pr.body = input.body;
+      }
+      if (input.draft != null && input.draft !== pr.draft) {
+        changes.draft = { from: pr.draft };
+        pr.draft = input.draft;
+      }
+      const retarget = input.base != null && input.base !== pr.baseRef;
+      const nextState = input.state ? (input.state as string as PullRequestState) : pr.state;
+      if (pr.state === PullRequestState.MERGED && (retarget || nextState !== pr.state)) {
+        throw invalid(retarget ? 'base' : 'state', 'merged', 'a merged pull request cannot be reopened, closed or retargeted');
+      }
+      if (retarget) {
+        const base = input.base!;
+        if (nextState !== PullRequestState.OPEN) throw invalid('base', 'not_open', 'only an open pull request can change its base');
+        if (base === pr.headRef) throw invalid('base', 'same_branch', 'head and base are the same branch');
+        const baseSha = tips.get(base);
+        if (!baseSha) throw unknownBranch('base', base);
+        const commits = await countCommits(dir, baseSha, pr.headSha);
+        if (commits === 0) throw noCommits(base, pr.headRef);
+        changes.base = { ref: { from: pr.baseRef }, sha: { from: pr.baseSha } };
+        pr.baseRef = base;
+        pr.baseSha = baseSha;
+        pr.commitsCount = commits;
+      }
+
+      let transition: 'closed' | 'reopened' | null = null;
+      const now = new Date();
+      if (nextState === PullRequestState.CLOSED && pr.state === PullRequestState.OPEN) {
+        transition = 'closed';
+        pr.state = PullRequestState.CLOSED;
+        pr.closedAt = now;
+      } else if (nextState === PullRequestState.OPEN && pr.state === PullRequestState.CLOSED) {
+        // While closed the shas stood still; a reopened pull request takes the branches as they are.
+        const headSha = tips.get(pr.headRef);
+        const baseSha = tips.get(pr.baseRef);
+        if (!headSha) throw invalid('state', 'unknown_branch', `the head branch "${pr.headRef}" no longer exists: it cannot be reopened`);
+        if (!baseSha) throw invalid('state', 'unknown_branch', `the base branch "${pr.baseRef}" no longer exists: it cannot be reopened`);
+        transition = 'reopened';
+        pr.state = PullRequestState.OPEN;
+        pr.closedAt = null;
+        pr.headSha = headSha;
+        pr.baseSha = baseSha;
+        pr.commitsCount = await countCommits(dir, baseSha, headSha);
+      }
+      if (!transition && Object.keys(changes).length === 0) return pr;
+      pr.updatedAt = now;
+      await tx.flush(); // reopening beside another open pull request for the pair fails here
+      const fields = () => ({ number: pr.number, pull_request: pullRequestRecord(pr) });
+      if (Object.keys(changes).length) {
+        await events.record(tx, { type: 'pull_request', action: 'updated', repository: repo, actor, fields: { ...fields(), changes } });
+      }
+      if (transition) await events.record(tx, { type: 'pull_request', action: transition, repository: repo, actor, fields: fields() });
+      if (retarget || transition === 'reopened') events.afterCommit(tx, () => mergeability.wake(repo.id));
+      return pr;
+    });
+  } catch (error) {
+    throw translateDuplicate(error);
+  }
+}

@@ -1,0 +1,69 @@
+import { Permission } from '../auth/permissions.js';
+import { User } from '../auth/user.entity.js';
+import type { RequestContext } from '../context.js';
+import { lockForUpdate } from '../db/lock-row.js';
+import { invalid, Problems } from '../graphql/errors.js';
+import { connection, type Connection, type Page } from '../graphql/pagination.js';
+import { checkTitleAndBody } from '../repositories/names.js';
+import { repositoryFor } from '../repositories/repository.service.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { PullRequestState, type PullRequest } from './pull-request.entity.js';
+import type { SubmitReviewInput } from './pull-request.inputs.js';
+import { pullRequestRecord, reviewRecord } from './pull-request.record.js';
+import { findPullRequest } from './pull-request.service.js';
+import { Review, ReviewEvent, STATE_OF_EVENT } from './review.entity.js';
+
+/** Reviews of a pull request, newest first. */
+export async function listReviews(em: EntityManager, pr: PullRequest, page: Page): Promise<Connection<Review>> {
+  const [reviews, total] = await em.findAndCount(
+    Review,
+    { pullRequest: pr },
+    { populate: ['user'], orderBy: { submittedAt: 'desc', id: 'desc' }, limit: page.limit, offset: page.offset },
+  );
+  return connection(reviews, total, page);
+}
+
+/**
+ * Submitting a review (§10): anyone who can read the repository, with the
+ * repo scope; a body is required to request changes or comment; the author
+ * may only comment on their own pull request; only an open pull request
+ * takes reviews (decided on its locked row, so a review cannot land on a
+ * pull request that a concurrent merge or close has just ended). The review
+ * keeps the head sha it was submitted on.
+ */
+export async function submitReview(ctx: RequestContext, input: SubmitReviewInput): Promise<Review> {
+  const repo = await repositoryFor(ctx, input.repositoryId, Permission.READ, 'repo');
+  const loaded = await findPullRequest(ctx.em, repo, input.number);
+  const problems = new Problems();
+  checkTitleAndBody(problems, undefined, input.body);
+  if (input.event !== ReviewEvent.APPROVE && !input.body?.trim()) {
+    problems.add('body', 'missing', 'a body is required to request changes or comment');
+  }
+  if (input.event !== ReviewEvent.COMMENT && loaded.user.id === ctx.viewer.userId) {
+    problems.add('event', 'own_pull_request', 'you cannot approve or request changes on your own pull request');
+  }
+  problems.throwIfAny();
+
+  const { events } = ctx.services;
+  return events.transaction(ctx.em, async (tx) => {
+    const pr = await lockForUpdate(tx, loaded, 'pull request');
+    if (pr.state !== PullRequestState.OPEN)
+      throw invalid('state', 'not_open', `the pull request is ${pr.state}: only open pull requests take reviews`);
+    const reviewer = await tx.findOneOrFail(User, { id: ctx.viewer.userId });
+    const review = tx.create(Review, {
+      pullRequest: pr,
+      state: STATE_OF_EVENT[input.event],
+      body: input.body?.trim() ? input.body : null,
+      user: reviewer,
+      commitId: pr.headSha,
+    });
+    await events.record(tx, {
+      type: 'pull_request_review',
+      action: 'submitted',
+      repository: repo,
+      actor: reviewer,
+      fields: { review: reviewRecord(review), pull_request: pullRequestRecord(pr) },
+    });
+    return review;
+  });
+}
