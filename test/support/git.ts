@@ -73,8 +73,8 @@ export class GitSandbox {
     return dir;
   }
 
-  /** Writes files (path → content; null deletes) and commits them all. Returns the new commit's sha. */
-  async commit(cwd: string, message: string, files: Record<string, string | Buffer | null>): Promise<string> {
+  /** Writes files (path → content; null deletes) and commits them all (`env`: another author, say). Returns the new commit's sha. */
+  async commit(cwd: string, message: string, files: Record<string, string | Buffer | null>, env?: Record<string, string>): Promise<string> {
     for (const [file, content] of Object.entries(files)) {
       const target = path.join(cwd, file);
       if (content === null) {
@@ -85,7 +85,7 @@ export class GitSandbox {
       }
     }
     await this.git(['add', '--all'], { cwd });
-    await this.git(['commit', '--quiet', '--allow-empty', '-m', message], { cwd });
+    await this.git(['commit', '--quiet', '--allow-empty', '-m', message], { cwd, env });
     return (await this.git(['rev-parse', 'HEAD'], { cwd })).trim();
   }
 
