@@ -133,8 +133,11 @@ async function rebaseCommits(dir: string, request: MergeRequest): Promise<string
   return tip;
 }
 
-/** A fixed signature for stand-in commits, so the same stand-in is the same object every time. */
-const STAND_IN: Signature & { date: string } = { name: 'Cairn', email: 'cairn@localhost', date: '0 +0000' };
+/**
+ * A fixed signature for stand-in commits, so the same stand-in is the same object every time. Raw
+ * dates are written `@<seconds> <zone>`: without the `@`, git reads a small number as something else.
+ */
+const STAND_IN: Signature & { date: string } = { name: 'Cairn', email: 'cairn@localhost', date: '@0 +0000' };
 
 interface ReplayedCommit {
   sha: string;
@@ -159,7 +162,7 @@ async function commitsToReplay(dir: string, base: string, head: string): Promise
       sha: sha!,
       tree: tree!,
       parents: parents ? parents.split(' ') : [],
-      author: { name: name!, email: email!, date: date! },
+      author: { name: name!, email: email!, date: `@${date!}` },
       message: body!.replace(/\n+$/, ''),
     });
   }
