@@ -68,12 +68,17 @@ function refKind(ref: string): RefKind {
  * `push.commits` are the commits new to the repository (reachable from the
  * new tip and from none of the tips it had before), at most 2048 (the newest,
  * oldest first), `total_commits` counts them all; `head_commit` is the commit
- * the ref now points at (a tag peeled), null for a deletion.
+ * the ref now points at (a tag peeled), null for a deletion. With
+ * `newTo: 'branch'` the changes this update made (`push` cause) list instead
+ * the commits new to their own ref, reachable from the new tip and not from
+ * the old one: a merge lists the pull request's commits, already in the
+ * repository on the head branch, as well as the merge commit.
  */
 export async function pushEventDrafts(
   dir: string,
   plan: RefUpdatePlan,
   actors: { push: GitActor; outside: GitActor },
+  newTo: 'repository' | 'branch' = 'repository',
 ): Promise<{ drafts: EventDraft[]; updates: DescribedUpdate[] }> {
   const { updates, previousTips } = plan;
   const peeled = await peelToCommits(
@@ -96,9 +101,12 @@ export async function pushEventDrafts(
     return listed;
   };
 
+  const listNewToBranch = (update: RefUpdate) => newCommits(dir, update.after, update.before === ZERO_SHA ? previousTips : [update.before]);
+
   const perUpdate = await mapLimit(updates, 4, async (update) => {
     const head = update.after === ZERO_SHA ? null : (peeled.get(update.after) ?? null);
-    const [listed, forced] = await Promise.all([head ? listNew(update.after) : nothingNew, wasForced(dir, update, peeled)]);
+    const list = newTo === 'branch' && update.cause === 'push' ? listNewToBranch : (u: RefUpdate) => listNew(u.after);
+    const [listed, forced] = await Promise.all([head ? list(update) : nothingNew, wasForced(dir, update, peeled)]);
     return { update, head, listed, forced };
   });
 

@@ -42,6 +42,11 @@ export interface RefUpdateRequest {
   signal?: AbortSignal;
   /** Kept in the journal with the change and handed to the listeners, also when a crash makes start-up record it. */
   note?: unknown;
+  /**
+   * What the `push` events of this change list: the commits new to the repository (a push), or those
+   * new to the branch each update moves (a merge, whose pull request commits were already pushed).
+   */
+  commitsNewTo?: 'repository' | 'branch';
   /** Moves refs itself, outside the recording transaction (receive-pack), and returns what git reports it did. */
   write?: () => Promise<ReportedUpdate[]>;
   /**
@@ -80,6 +85,7 @@ interface RecordInput {
   note: unknown;
   /** Record the refs without announcing them (a new repository's first commit). */
   silent?: boolean;
+  commitsNewTo?: 'repository' | 'branch';
 }
 
 /**
@@ -126,22 +132,22 @@ export class RefTransactions {
     const { repositoryId, actor } = request;
     const lock = await this.locks.acquire('push', repositoryId, { waitMs: request.waitMs, signal: request.signal });
     if (!lock) return null;
-    let mayHaveMoved = false;
+    const moved = { maybe: false };
     try {
       await this.replayInterrupted(lock.client, repositoryId);
       const note = request.note ?? null;
       await beginPush(lock.client, repositoryId, { userId: actor.id, note });
-      const input = { actor, creditedUserId: null, note };
+      const input = { actor, creditedUserId: null, note, commitsNewTo: request.commitsNewTo };
       if (request.decide) {
         const decide = request.decide;
-        return await this.recordDecided(repositoryId, input, decide, () => (mayHaveMoved = true));
+        return await this.recordDecided(repositoryId, input, decide, moved);
       }
-      mayHaveMoved = true;
+      moved.maybe = true;
       const reported = request.write ? await request.write() : [];
       return await this.recordMoved(repositoryId, { ...input, reported, unreported: 'push' });
     } catch (error) {
       // Refused before any ref could move: the journal entry describes nothing.
-      if (!mayHaveMoved) await abandonPush(lock.client, repositoryId).catch(() => undefined);
+      if (!moved.maybe) await abandonPush(lock.client, repositoryId).catch(() => undefined);
       throw error;
     } finally {
       await lock.release();
@@ -219,7 +225,7 @@ export class RefTransactions {
     repositoryId: string,
     input: Omit<RecordInput, 'reported' | 'unreported'>,
     decide: (tx: EntityManager) => Promise<ReportedUpdate[]>,
-    moving: () => void,
+    moved: { maybe: boolean },
   ): Promise<RefUpdateOutcome> {
     const em = this.orm.em.fork();
     const repository = await findRepository(em, repositoryId);
@@ -228,8 +234,9 @@ export class RefTransactions {
     let recorded: RecordInput | null = null;
     await this.events.transaction(em, async (tx) => {
       const updates = await decide(tx);
-      moving();
+      moved.maybe = true; // from here on, a failure may leave refs moved: the journal entry stays for the next change
       if (!(await this.git.compareAndSwap(repositoryId, updates))) {
+        moved.maybe = false; // the swap is all or none, and it was none
         throw conflict('a branch moved while the change was prepared; nothing was written');
       }
       recorded = { ...input, reported: updates, unreported: 'outside' };
@@ -248,7 +255,7 @@ export class RefTransactions {
     const outside = await creditedUser(em, repository, input.creditedUserId);
     const actors = { push: input.actor ?? outside, outside };
     if (!plan.updates.length) return { repository, disk, updates: [], drafts: [], actors, newDefault: null };
-    const { drafts, updates } = await pushEventDrafts(dir, plan, actors);
+    const { drafts, updates } = await pushEventDrafts(dir, plan, actors, input.commitsNewTo);
     const wasEmpty = recorded.size === 0 && input.reported.every((update) => update.before === ZERO_SHA);
     const newDefault = wasEmpty ? defaultBranchAfterFirstPush(repository, disk, plan.updates) : null;
     return { repository, disk, updates, drafts: input.silent ? [] : drafts, actors, newDefault };

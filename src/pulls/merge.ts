@@ -1,10 +1,10 @@
 import { Permission } from '../auth/permissions.js';
 import type { RequestContext } from '../context.js';
-import { conflict, invalid, notMergeable, Problems } from '../graphql/errors.js';
+import { conflict, notMergeable, Problems } from '../graphql/errors.js';
 import { repositoryFor } from '../repositories/repository.service.js';
 import type { MergeNote } from './follow-refs.js';
 import { buildMerge, MergeMethod, NotMergeable } from './merge-commits.js';
-import { PullRequestState, type PullRequest } from './pull-request.entity.js';
+import { PullRequestState } from './pull-request.entity.js';
 import type { MergePullRequestInput, MergeResult } from './pull-request.inputs.js';
 import { findPullRequest } from './pull-request.service.js';
 
@@ -54,7 +54,8 @@ export async function mergePullRequest(ctx: RequestContext, input: MergePullRequ
     throw conflict(`the head branch was modified (it is at ${pr.headSha}): review the pull request and try again`);
   }
 
-  const { git, refs } = ctx.services;
+  const { git, refs, log } = ctx.services;
+  const started = performance.now();
   const merger = { name: ctx.viewer.login, email: ctx.viewer.email };
   const { baseSha: base, headSha: head, baseRef } = pr;
   let sha: string;
@@ -76,12 +77,14 @@ export async function mergePullRequest(ctx: RequestContext, input: MergePullRequ
     throw error;
   }
 
+  const built = performance.now();
   const note: MergeNote = { merge: { pullRequestId: pr.id, sha } };
   const outcome = await refs.update({
     repositoryId: repo.id,
     actor: { id: ctx.viewer.userId, ...merger, login: ctx.viewer.login },
     waitMs: MERGE_LOCK_WAIT_MS,
     note,
+    commitsNewTo: 'branch', // the push event lists the pull request's commits and the merge commit
     decide: async (tx) => {
       // Lock order everywhere: refs, then pull requests, then the repository.
       await tx.execute('select 1 from git_refs where repository_id = ? and name = ? for update', [repo.id, `refs/heads/${baseRef}`]);
@@ -98,5 +101,15 @@ export async function mergePullRequest(ctx: RequestContext, input: MergePullRequ
     },
   });
   if (!outcome) throw conflict('another change to this repository is still running; try again');
+  log.info(
+    {
+      repositoryId: repo.id,
+      number: pr.number,
+      method: input.method ?? MergeMethod.MERGE,
+      buildMs: Math.round(built - started),
+      recordMs: Math.round(performance.now() - built),
+    },
+    'pull request merged',
+  );
   return { merged: true, sha, message: 'Pull request successfully merged' };
 }
