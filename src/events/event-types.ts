@@ -21,5 +21,6 @@ export function isEventType(value: string): value is EventType {
 }
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-/** Every type a webhook can subscribe to (but `ping`) is declared in the event map by the capability that records it, and nothing else is. */
-export const EVERY_EVENT_TYPE_DECLARED: Same<RecordedEventType, Exclude<EventType, 'ping'>> = true;
+type Assert<T extends true> = T;
+/** Compile-time: every type a webhook can subscribe to (but `ping`) is declared in the event map by the capability that records it, and nothing else is. */
+export type _EveryEventTypeDeclared = Assert<Same<RecordedEventType, Exclude<EventType, 'ping'>>>;

@@ -6,7 +6,7 @@ import { User } from '../auth/user.entity.js';
 import type { RequestContext } from '../context.js';
 import { AppError, invalid, notFound, Problems } from '../graphql/errors.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
-import { checkTitleAndBody } from '../repositories/names.js';
+import { applyTitleAndBody, checkTitleAndBody } from '../repositories/names.js';
 import { allocateNumber } from '../repositories/numbering.js';
 import type { Repository } from '../repositories/repository.entity.js';
 import { repositoryFor } from '../repositories/repository.service.js';
@@ -124,14 +124,7 @@ export async function updateIssue(ctx: RequestContext, input: UpdateIssueInput):
     }
 
     const changes: Record<string, { from: unknown }> = {};
-    if (input.title != null && input.title.trim() !== issue.title) {
-      changes.title = { from: issue.title };
-      issue.title = input.title.trim();
-    }
-    if (input.body !== undefined && input.body !== issue.body) {
-      changes.body = { from: issue.body };
-      issue.body = input.body;
-    }
+    applyTitleAndBody(issue, input, changes);
     let transition: 'closed' | 'reopened' | null = null;
     if (nextState !== issue.state) {
       transition = nextState === IssueState.CLOSED ? 'closed' : 'reopened';

@@ -120,11 +120,7 @@ async function lockAffected(tx: EntityManager, repositoryId: string, branches: s
     [repositoryId, JSON.stringify(branches), JSON.stringify(branches), mergedId],
   );
   if (!rows.length) return [];
-  return tx.find(
-    PullRequest,
-    { id: { $in: rows.map((row) => row.id) } },
-    { populate: ['user', 'mergedBy', 'repository'], orderBy: { number: 'asc' } },
-  );
+  return tx.find(PullRequest, { id: { $in: rows.map((row) => row.id) } }, { populate: ['user', 'mergedBy'], orderBy: { number: 'asc' } });
 }
 
 /**

@@ -31,7 +31,7 @@ export class CreatePullRequestInput {
   @Field(() => String, { nullable: true })
   body?: string | null;
 
-  @Field({ description: 'The branch with the changes.' })
+  @Field({ description: 'The branch with the changes (`owner:branch`, as GitHub clients send it, works too).' })
   head!: string;
 
   @Field(() => String, { nullable: true, description: "The branch to merge into; default: the repository's default branch." })

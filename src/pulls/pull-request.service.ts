@@ -7,7 +7,7 @@ import { lockForUpdate } from '../db/lock-row.js';
 import type { Changes } from '../events/event-map.js';
 import { AppError, invalid, notFound, Problems } from '../graphql/errors.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
-import { checkTitleAndBody, isValidBranchName } from '../repositories/names.js';
+import { applyTitleAndBody, checkTitleAndBody, isValidBranchName } from '../repositories/names.js';
 import { allocateNumber } from '../repositories/numbering.js';
 import type { Repository } from '../repositories/repository.entity.js';
 import { repositoryFor } from '../repositories/repository.service.js';
@@ -45,6 +45,23 @@ export async function findPullRequest(em: EntityManager, repo: Repository, numbe
 }
 
 /**
+ * Re-reads a pull request under its row lock: what a change decides (a transition, whether it still
+ * takes reviews) is decided on the state the previous change committed. Its users are loaded again,
+ * as a concurrent merge may have set `merged_by` meanwhile.
+ */
+export async function lockPullRequest(tx: EntityManager, loaded: PullRequest): Promise<PullRequest> {
+  const pr = await lockForUpdate(tx, loaded, 'pull request');
+  await tx.populate(pr, ['user', 'mergedBy']);
+  return pr;
+}
+
+/** GitHub clients name the head `owner:branch`; within one repository the owner is the repository's. */
+function headBranch(head: string, repo: Repository): string {
+  const prefix = `${repo.owner.login.toLowerCase()}:`;
+  return head.toLowerCase().startsWith(prefix) ? head.slice(prefix.length) : head;
+}
+
+/**
  * The tips of branches as the recorded refs know them, under share locks:
  * a push that moves or deletes one of them waits until this transaction
  * ends, and its listener then sees what this transaction wrote (lock order:
@@ -79,31 +96,32 @@ function translateDuplicate(error: unknown): unknown {
  */
 export async function createPullRequest(ctx: RequestContext, input: CreatePullRequestInput): Promise<PullRequest> {
   const repo = await repositoryFor(ctx, input.repositoryId, Permission.READ, 'repo');
+  const head = headBranch(input.head, repo);
   const base = input.base ?? repo.defaultBranch;
   const problems = new Problems();
   checkTitleAndBody(problems, input.title, input.body);
   if (input.draft === null) problems.add('draft', 'missing', 'draft cannot be null (leave it out for false)');
-  if (!isValidBranchName(input.head)) problems.add('head', 'unknown_branch', 'head is not a branch name');
+  if (!isValidBranchName(head)) problems.add('head', 'unknown_branch', 'head is not a branch name');
   if (!isValidBranchName(base)) problems.add('base', 'unknown_branch', 'base is not a branch name');
-  if (input.head === base) problems.add('head', 'same_branch', 'head and base are the same branch');
+  if (head === base) problems.add('head', 'same_branch', 'head and base are the same branch');
   problems.throwIfAny();
 
   const { events, git, mergeability } = ctx.services;
   try {
     return await events.transaction(ctx.em, async (tx) => {
-      const tips = await lockBranches(tx, repo.id, [input.head, base]);
+      const tips = await lockBranches(tx, repo.id, [head, base]);
       const missing = new Problems();
       for (const [field, name] of [
-        ['head', input.head],
+        ['head', head],
         ['base', base],
       ] as const) {
         if (!tips.has(name)) missing.add(field, 'unknown_branch', `branch "${name.slice(0, 100)}" does not exist`);
       }
       missing.throwIfAny();
-      const headSha = tips.get(input.head)!;
+      const headSha = tips.get(head)!;
       const baseSha = tips.get(base)!;
       const commits = await countCommits(git.pathFor(repo.id), baseSha, headSha);
-      if (commits === 0) throw noCommits(base, input.head);
+      if (commits === 0) throw noCommits(base, head);
 
       const author = await tx.findOneOrFail(User, { id: ctx.viewer.userId });
       const number = await allocateNumber(tx, repo.id);
@@ -113,7 +131,7 @@ export async function createPullRequest(ctx: RequestContext, input: CreatePullRe
         title: input.title.trim(),
         body: input.body ?? null,
         draft: input.draft ?? false,
-        headRef: input.head,
+        headRef: head,
         headSha,
         baseRef: base,
         baseSha,
@@ -165,16 +183,9 @@ export async function updatePullRequest(ctx: RequestContext, input: UpdatePullRe
       const branches = [...new Set([input.base, ...(reopening ? [loaded.headRef, loaded.baseRef] : [])].filter((b): b is string => !!b))];
       const tips = await lockBranches(tx, repo.id, branches);
       // Decided on the locked row: of two concurrent closes, only the first is a transition.
-      const pr = await lockForUpdate(tx, loaded, 'pull request');
+      const pr = await lockPullRequest(tx, loaded);
       const changes: Changes = {};
-      if (input.title != null && input.title.trim() !== pr.title) {
-        changes.title = { from: pr.title };
-        pr.title = input.title.trim();
-      }
-      if (input.body !== undefined && input.body !== pr.body) {
-        changes.body = { from: pr.body };
-        pr.body = input.body;
-      }
+      applyTitleAndBody(pr, input, changes);
       if (input.draft != null && input.draft !== pr.draft) {
         changes.draft = { from: pr.draft };
         pr.draft = input.draft;

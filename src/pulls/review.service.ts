@@ -1,7 +1,6 @@
 import { Permission } from '../auth/permissions.js';
 import { User } from '../auth/user.entity.js';
 import type { RequestContext } from '../context.js';
-import { lockForUpdate } from '../db/lock-row.js';
 import { invalid, Problems } from '../graphql/errors.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
 import { checkTitleAndBody } from '../repositories/names.js';
@@ -10,7 +9,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { PullRequestState, type PullRequest } from './pull-request.entity.js';
 import type { SubmitReviewInput } from './pull-request.inputs.js';
 import { pullRequestRecord, reviewRecord } from './pull-request.record.js';
-import { findPullRequest } from './pull-request.service.js';
+import { findPullRequest, lockPullRequest } from './pull-request.service.js';
 import { Review, ReviewEvent, STATE_OF_EVENT } from './review.entity.js';
 
 /** Reviews of a pull request, newest first. */
@@ -46,7 +45,7 @@ export async function submitReview(ctx: RequestContext, input: SubmitReviewInput
 
   const { events } = ctx.services;
   return events.transaction(ctx.em, async (tx) => {
-    const pr = await lockForUpdate(tx, loaded, 'pull request');
+    const pr = await lockPullRequest(tx, loaded);
     if (pr.state !== PullRequestState.OPEN)
       throw invalid('state', 'not_open', `the pull request is ${pr.state}: only open pull requests take reviews`);
     const reviewer = await tx.findOneOrFail(User, { id: ctx.viewer.userId });

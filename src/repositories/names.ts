@@ -47,6 +47,25 @@ export function checkTitleAndBody(problems: Problems, title: string | null | und
   if (body && body.length > MAX_BODY) problems.add('body', 'too_long', `body is at most ${MAX_BODY} characters`);
 }
 
+/**
+ * Applies a checked title (trimmed) and body to an issue or pull request, noting each value it
+ * replaces in `changes` as `{from}` (the `changes` of an `updated` event).
+ */
+export function applyTitleAndBody(
+  record: { title: string; body: string | null },
+  input: { title?: string | null; body?: string | null },
+  changes: Record<string, unknown>,
+): void {
+  if (input.title != null && input.title.trim() !== record.title) {
+    changes.title = { from: record.title };
+    record.title = input.title.trim();
+  }
+  if (input.body !== undefined && input.body !== record.body) {
+    changes.body = { from: record.body };
+    record.body = input.body;
+  }
+}
+
 export function checkDescription(description: string | null | undefined, problems: Problems): void {
   if (description && description.length > 1000) problems.add('description', 'too_long', 'description is at most 1000 characters');
 }
