@@ -1,16 +1,23 @@
 import { adminClient, createUser, type Client } from './support/client.js';
+import { GitSandbox, lastEventId } from './support/git.js';
+import { PullRepo } from './support/pulls.js';
 import { CairnServer } from './support/server.js';
 
 /**
  * §5's request rules on every REST route that takes a body or pages, under
  * both prefixes: malformed JSON 400, a non-object 400, a non-JSON type 415,
  * over 1 MiB 413, a wrong type 422, bad pagination 400 — and nothing changes.
+ * The pull request routes are among them, on a repository with an open pull
+ * request #1 and a review of it.
  */
 let server: CairnServer;
-let owner: Client;
+let git: GitSandbox;
+let owner: Client & { login: string };
 let repo: string;
 let hook: string;
 let userHook: string;
+let pulls: PullRepo;
+let initial: Awaited<ReturnType<typeof snapshot>>;
 
 beforeAll(async () => {
   server = await CairnServer.start({ env: { CAIRN_WEBHOOK_ALLOWED_HOSTS: 'loopback' } });
@@ -20,8 +27,22 @@ beforeAll(async () => {
   await owner.post(`/repos/${repo}/issues`, { title: 'as it was' });
   hook = (await owner.post(`/repos/${repo}/webhooks`, { url: 'http://127.0.0.1:9/hook', events: ['issues'] })).body.id;
   userHook = (await owner.post('/user/webhooks', { url: 'http://127.0.0.1:9/user-hook', events: ['repository'] })).body.id;
+  git = await GitSandbox.create();
+  pulls = await PullRepo.create(server, git, owner, 'pulled');
+  await pulls.commit('feature', 'a feature', { 'feature.txt': 'feature\n' });
+  await pulls.commit('topic', 'a topic with no pull request', { 'topic.txt': 'topic\n' });
+  await pulls.push(['feature', 'topic']);
+  const opened = await pulls.open({ title: 'as it was', body: 'unchanged', head: 'feature' });
+  if (opened.status !== 201 || opened.body.number !== 1) throw new Error(`cannot open #1: ${opened.text}`);
+  const review = await owner.post(`/repos/${pulls.id}/pulls/1/reviews`, { event: 'COMMENT', body: 'as it was' });
+  if (review.status !== 201) throw new Error(`cannot review #1: ${review.text}`);
+  await pulls.mergeable(1); // the background check has written what it will write
+  initial = await snapshot();
 });
-afterAll(() => server.destroy());
+afterAll(async () => {
+  await server?.destroy();
+  await git?.cleanup();
+});
 
 /** Every route with a body, and a body whose one field has the wrong type. */
 const bodyRoutes = (): Array<[string, string, Record<string, unknown>]> => [
@@ -34,6 +55,10 @@ const bodyRoutes = (): Array<[string, string, Record<string, unknown>]> => [
   ['PATCH', `/repos/${repo}/webhooks/${hook}`, { active: 'no' }],
   ['POST', '/user/webhooks', { events: 'push' }],
   ['PATCH', `/user/webhooks/${userHook}`, { events: [1] }],
+  ['POST', `/repos/${pulls.id}/pulls`, { title: 5, head: 'topic' }],
+  ['PATCH', `/repos/${pulls.id}/pulls/1`, { draft: 'yes' }],
+  ['PUT', `/repos/${pulls.id}/pulls/1/merge`, { method: 5 }],
+  ['POST', `/repos/${pulls.id}/pulls/1/reviews`, { event: 3, body: 'x' }],
 ];
 
 const snapshot = async () => ({
@@ -46,6 +71,21 @@ const snapshot = async () => ({
   collaborators: (await owner.get(`/repos/${repo}/collaborators`)).body.length,
   hooks: (await owner.get(`/repos/${repo}/webhooks`)).body.map((h: { updated_at: string }) => h.updated_at),
   userHooks: (await owner.get('/user/webhooks')).body.map((h: { updated_at: string }) => h.updated_at),
+  pullsRepo: (({ updated_at, open_pulls_count }) => ({ updated_at, open_pulls_count }))((await owner.get(`/repos/${pulls.id}`)).body),
+  pulls: (await owner.get(`/repos/${pulls.id}/pulls?state=all`)).body.data.map((p: any) => ({
+    number: p.number,
+    title: p.title,
+    body: p.body,
+    state: p.state,
+    draft: p.draft,
+    head: p.head,
+    base: p.base,
+    merged: p.merged,
+    updated_at: p.updated_at,
+  })),
+  reviews: (await owner.get(`/repos/${pulls.id}/pulls/1/reviews`)).body.data.map((r: any) => ({ id: r.id, state: r.state, body: r.body })),
+  mainTip: await pulls.remoteSha('main'),
+  lastEvent: await lastEventId(server),
 });
 
 test('every body route, under / and /api: 400, 400, 415, 413, 422 with the §5 codes, and nothing changes', async () => {
@@ -87,7 +127,16 @@ test('every body route, under / and /api: 400, 400, 415, 413, 422 with the §5 c
 });
 
 test('every paged route: bad limit or offset is 400 invalid_pagination; a large limit is clamped to 100', async () => {
-  const paged = ['/repos', `/repos/${repo}/issues`, `/repos/${repo}/webhooks/${hook}/deliveries`, `/user/webhooks/${userHook}/deliveries`];
+  const paged = [
+    '/repos',
+    `/repos/${repo}/issues`,
+    `/repos/${repo}/webhooks/${hook}/deliveries`,
+    `/user/webhooks/${userHook}/deliveries`,
+    `/repos/${pulls.id}/pulls`,
+    `/repos/${pulls.id}/pulls/1/reviews`,
+    `/repos/${pulls.id}/pulls/1/commits`,
+    `/repos/${pulls.id}/pulls/1/files`,
+  ];
   for (const path of paged) {
     for (const prefix of ['', '/api']) {
       for (const query of ['limit=abc', 'limit=1.5', 'limit=-1', 'offset=-3', 'offset=x', 'limit=1e3']) {
@@ -116,6 +165,12 @@ test('a known path with another method is 405 with Allow, on every resource', as
     ['PUT', `/repos/${repo}/webhooks`, 'POST, GET'],
     ['GET', `/repos/${repo}/webhooks/${hook}/pings`, 'POST'],
     ['DELETE', `/user/webhooks/${userHook}/deliveries`, 'GET'],
+    ['DELETE', `/repos/${pulls.id}/pulls`, 'GET, POST'],
+    ['DELETE', `/repos/${pulls.id}/pulls/1`, 'GET, PATCH'],
+    ['POST', `/repos/${pulls.id}/pulls/1/merge`, 'PUT'],
+    ['PUT', `/repos/${pulls.id}/pulls/1/reviews`, 'GET, POST'],
+    ['POST', `/repos/${pulls.id}/pulls/1/commits`, 'GET'],
+    ['PATCH', `/repos/${pulls.id}/pulls/1/files`, 'GET'],
   ];
   for (const [method, path, allow] of cases) {
     for (const prefix of ['', '/api']) {
@@ -129,4 +184,10 @@ test('a known path with another method is 405 with Allow, on every resource', as
       expect(res.headers.get('allow')).toBe(allow);
     }
   }
+});
+
+test('after every request above: repositories, issues, hooks, pull requests, reviews, the base branch and the outbox are as they were', async () => {
+  expect(initial.pulls).toHaveLength(1);
+  expect(initial.reviews).toHaveLength(1);
+  expect(await snapshot()).toEqual(initial);
 });
