@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { adminClient } from '../support/client.js';
 import { CairnServer, freePort } from '../support/server.js';
+import { cpuShares, cpuTimes, median } from './stats.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
@@ -33,19 +34,6 @@ interface Result {
 async function run(options: autocannon.Options, duration: number) {
   return autocannon({ ...options, connections: CONNECTIONS, duration });
 }
-
-const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
-
-/** Share of CPU time stolen by the hypervisor between two readings of /proc/stat. */
-async function cpuTimes(): Promise<number[]> {
-  const line = (await fs.readFile('/proc/stat', 'utf8').catch(() => 'cpu 0')).split('\n')[0]!;
-  return line.trim().split(/\s+/).slice(1).map(Number);
-}
-const stealShare = (before: number[], after: number[]) => {
-  const delta = after.map((v, i) => v - (before[i] ?? 0));
-  const total = delta.reduce((sum, v) => sum + v, 0);
-  return total ? (delta[7] ?? 0) / total : 0;
-};
 
 async function measureAll(targets: Array<{ name: string; options: autocannon.Options }>): Promise<Result[]> {
   for (const target of targets) await run(target.options, 2); // warm-up (JIT, pools, caches)
@@ -96,7 +84,7 @@ try {
       },
     },
   ]);
-  const steal = stealShare(stealBefore, await cpuTimes());
+  const steal = cpuShares(stealBefore, await cpuTimes()).steal;
   bare.kill();
 
   const baseline = results[0]!.rps;

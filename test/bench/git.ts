@@ -19,24 +19,14 @@ import pg from 'pg';
 import { adminClient } from '../support/client.js';
 import { GitSandbox, remoteUrl } from '../support/git.js';
 import { CairnServer, sleep } from '../support/server.js';
+import { cpuShares, cpuTimes, median } from './stats.js';
 
 const REPO_MB = Number(process.env.BENCH_REPO_MB ?? 100);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CONCURRENT = Number(process.env.BENCH_CONCURRENT ?? 8);
 const SMALL_PUSHES = 10;
 
-const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
 const mb = (bytes: number) => Math.round(bytes / 1024 / 102.4) / 10;
-
-async function cpuTimes(): Promise<number[]> {
-  const line = (await fs.readFile('/proc/stat', 'utf8').catch(() => 'cpu 0')).split('\n')[0]!;
-  return line.trim().split(/\s+/).slice(1).map(Number);
-}
-const shares = (before: number[], after: number[]) => {
-  const delta = after.map((v, i) => v - (before[i] ?? 0));
-  const total = delta.reduce((sum, v) => sum + v, 0) || 1;
-  return { idle: (delta[3] ?? 0) / total, steal: (delta[7] ?? 0) / total };
-};
 
 /** Resident memory of a process, in bytes (0 once it is gone). */
 async function rss(pid: number): Promise<number> {
@@ -209,7 +199,7 @@ try {
   await Promise.all([sampler, watcher]);
   await Promise.all(Array.from({ length: CONCURRENT }, (_, i) => fs.rm(path.join(root, `crowd-${i}`), { recursive: true, force: true })));
 
-  const cpu = shares(cpuBefore, await cpuTimes());
+  const cpu = cpuShares(cpuBefore, await cpuTimes());
   const cairnMs = median(samples.cairn);
   const localMs = median(samples.local);
   const results = {

@@ -22,23 +22,13 @@ import { adminClient, createUser } from '../support/client.js';
 import { GitSandbox, remoteUrl } from '../support/git.js';
 import { Receiver } from '../support/receiver.js';
 import { CairnServer, sleep } from '../support/server.js';
+import { cpuTimes, percentile } from './stats.js';
 
 const RATE = 40;
 const LATENCY_SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const BURST = 5_000;
 const ISOLATION_ROUNDS = 5;
 const ROUND_SECONDS = 8;
-
-/** CPU time (user, system, steal, …) from /proc/stat, to report how much the hypervisor took. */
-async function cpuTimes(): Promise<number[]> {
-  const line = (await fs.readFile('/proc/stat', 'utf8').catch(() => 'cpu 0')).split('\n')[0]!;
-  return line.trim().split(/\s+/).slice(1).map(Number);
-}
-
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-};
 
 const server = await CairnServer.start({
   embedded: true,

@@ -1,0 +1,24 @@
+import fs from 'node:fs/promises';
+
+/** Shared arithmetic of the benchmark scripts. */
+
+export const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
+
+/** Nearest-rank percentile (p in 0-100). */
+export const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((x, y) => x - y);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
+};
+
+/** CPU time counters (user, nice, system, idle, iowait, irq, softirq, steal, …) from /proc/stat. */
+export async function cpuTimes(): Promise<number[]> {
+  const line = (await fs.readFile('/proc/stat', 'utf8').catch(() => 'cpu 0')).split('\n')[0]!;
+  return line.trim().split(/\s+/).slice(1).map(Number);
+}
+
+/** Shares of CPU time between two readings that were idle and that the hypervisor stole. */
+export const cpuShares = (before: number[], after: number[]) => {
+  const delta = after.map((v, i) => v - (before[i] ?? 0));
+  const total = delta.reduce((sum, v) => sum + v, 0) || 1;
+  return { idle: (delta[3] ?? 0) / total, steal: (delta[7] ?? 0) / total };
+};
