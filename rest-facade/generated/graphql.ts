@@ -15,7 +15,7 @@ export type CreatePullRequestInput = {
   base?: string | null | undefined;
   body?: string | null | undefined;
   draft?: boolean | null | undefined;
-  /** The branch with the changes. */
+  /** The branch with the changes (`owner:branch`, as GitHub clients send it, works too). */
   head: string;
   repositoryId: string;
   title: string;
