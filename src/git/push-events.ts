@@ -1,4 +1,5 @@
 import { mapLimit } from './concurrency.js';
+import type { CommitsNewTo } from './journal.js';
 import { describeCommits, hasNewCommits, isAncestor, newCommits, peelToCommits, type PushCommit } from './commits.js';
 import type { RefUpdate, RefUpdatePlan } from './ref-updates.js';
 import { ZERO_SHA } from './refs.js';
@@ -78,7 +79,7 @@ export async function pushEventDrafts(
   dir: string,
   plan: RefUpdatePlan,
   actors: { push: GitActor; outside: GitActor },
-  newTo: 'repository' | 'branch' = 'repository',
+  newTo: CommitsNewTo = 'repository',
 ): Promise<{ drafts: EventDraft[]; updates: DescribedUpdate[] }> {
   const { updates, previousTips } = plan;
   const peeled = await peelToCommits(

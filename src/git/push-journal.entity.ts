@@ -11,7 +11,7 @@ import { Repository } from '../repositories/repository.entity.js';
  */
 @Entity({ tableName: 'git_push_journal' })
 export class PushJournal {
-  [OptionalProps]?: 'startedAt' | 'note';
+  [OptionalProps]?: 'startedAt' | 'note' | 'commitsNewTo';
 
   @ManyToOne(() => Repository, { primary: true, deleteRule: 'cascade' })
   repository!: Repository;
@@ -23,6 +23,10 @@ export class PushJournal {
   /** What the change means beyond its refs (a merge names its pull request), for the listeners of a replay. */
   @Property({ type: 'json', nullable: true })
   note: unknown = null;
+
+  /** What the `push` events of the change list: `repository` (pushes) or `branch` (merges); null is `repository`. */
+  @Property({ type: 'text', nullable: true })
+  commitsNewTo: string | null = null;
 
   @Property({ type: 'datetime' })
   startedAt: Date = new Date();

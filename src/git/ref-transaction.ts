@@ -5,7 +5,7 @@ import { conflict } from '../graphql/errors.js';
 import type { Logger } from '../logger.js';
 import type { Repository } from '../repositories/repository.entity.js';
 import { findRepository } from '../repositories/repository.service.js';
-import { abandonPush, beginPush, interruptedPush } from './journal.js';
+import { abandonPush, beginPush, interruptedPush, type CommitsNewTo } from './journal.js';
 import { pushEventDrafts, type DescribedUpdate, type EventDraft, type GitActor } from './push-events.js';
 import { planRefUpdates, type RefUpdate, type ReportedUpdate } from './ref-updates.js';
 import { readDiskRefs, readRecordedRefs, saveRecordedRefs, ZERO_SHA, type RefMap } from './refs.js';
@@ -46,7 +46,7 @@ export interface RefUpdateRequest {
    * What the `push` events of this change list: the commits new to the repository (a push), or those
    * new to the branch each update moves (a merge, whose pull request commits were already pushed).
    */
-  commitsNewTo?: 'repository' | 'branch';
+  commitsNewTo?: CommitsNewTo;
   /** Moves refs itself, outside the recording transaction (receive-pack), and returns what git reports it did. */
   write?: () => Promise<ReportedUpdate[]>;
   /**
@@ -73,6 +73,12 @@ interface Prepared {
   newDefault: string | null;
 }
 
+/** How far a change got: whether its journal entry is written, and whether refs may have moved. */
+interface Progress {
+  journaled: boolean;
+  stage: 'unmoved' | 'moving' | 'moved';
+}
+
 interface RecordInput {
   /** What git reported it did (receive-pack's post-receive lines, or the compare-and-swap applied). */
   reported: ReportedUpdate[];
@@ -85,7 +91,7 @@ interface RecordInput {
   note: unknown;
   /** Record the refs without announcing them (a new repository's first commit). */
   silent?: boolean;
-  commitsNewTo?: 'repository' | 'branch';
+  commitsNewTo: CommitsNewTo;
 }
 
 /**
@@ -127,27 +133,40 @@ export class RefTransactions {
     this.committedListeners.push(listener);
   }
 
-  /** Steps 1-5 for a change; null when the lock was not obtained in time (or `signal` aborted the wait). */
+  /**
+   * Steps 1-5 for a change; null when the lock was not obtained in time (or `signal` aborted the
+   * wait). If recording fails after refs moved, it is tried once more from the journal before the
+   * lock is let go, so a passing failure (a deadlock victim, a dropped connection) leaves nothing
+   * behind for later; the change then counts as made.
+   */
   async update(request: RefUpdateRequest): Promise<RefUpdateOutcome | null> {
     const { repositoryId, actor } = request;
     const lock = await this.locks.acquire('push', repositoryId, { waitMs: request.waitMs, signal: request.signal });
     if (!lock) return null;
-    const moved = { maybe: false };
+    const progress: Progress = { journaled: false, stage: 'unmoved' };
     try {
       await this.replayInterrupted(lock.client, repositoryId);
-      const note = request.note ?? null;
-      await beginPush(lock.client, repositoryId, { userId: actor.id, note });
-      const input = { actor, creditedUserId: null, note, commitsNewTo: request.commitsNewTo };
-      if (request.decide) {
-        const decide = request.decide;
-        return await this.recordDecided(repositoryId, input, decide, moved);
-      }
-      moved.maybe = true;
+      const entry = { userId: actor.id, note: request.note ?? null, commitsNewTo: request.commitsNewTo ?? 'repository' };
+      await beginPush(lock.client, repositoryId, entry);
+      progress.journaled = true;
+      const input = { actor, creditedUserId: null, note: entry.note, commitsNewTo: entry.commitsNewTo };
+      if (request.decide) return await this.recordDecided(repositoryId, input, request.decide, progress);
+      progress.stage = 'moving';
       const reported = request.write ? await request.write() : [];
+      progress.stage = 'moved';
       return await this.recordMoved(repositoryId, { ...input, reported, unreported: 'push' });
     } catch (error) {
-      // Refused before any ref could move: the journal entry describes nothing.
-      if (!moved.maybe) await abandonPush(lock.client, repositoryId).catch(() => undefined);
+      if (progress.stage === 'unmoved') {
+        // Refused before any ref could move: this change's journal entry (never an earlier one's) describes nothing.
+        if (progress.journaled) await abandonPush(lock.client, repositoryId).catch(() => undefined);
+        throw error;
+      }
+      this.log.warn({ err: error, repositoryId }, 'recording a ref change failed; recording it again from the journal');
+      const replayed = await this.replay(lock.client, repositoryId).catch((again: unknown) => {
+        this.log.error({ err: again, repositoryId }, 'recording from the journal failed too; the next change or start-up records it');
+        return null;
+      });
+      if (replayed && progress.stage === 'moved') return replayed;
       throw error;
     } finally {
       await lock.release();
@@ -165,7 +184,22 @@ export class RefTransactions {
     const lock = await this.locks.acquire('push', repositoryId, { waitMs: 0 });
     if (!lock) return false;
     try {
-      return (await this.replayInterrupted(lock.client, repositoryId, true)) > 0;
+      return (await this.replay(lock.client, repositoryId)).updates.length > 0;
+    } finally {
+      await lock.release();
+    }
+  }
+
+  /**
+   * Runs `work` while no ref of the repository can change (its push lock held, waiting up to
+   * `waitMs`); null when the lock was not obtained. Deleting a repository uses it, so no push writes
+   * into a directory being removed and no recording locks rows the deletion is removing.
+   */
+  async exclusive<T>(repositoryId: string, waitMs: number, work: () => Promise<T>): Promise<T | null> {
+    const lock = await this.locks.acquire('push', repositoryId, { waitMs });
+    if (!lock) return null;
+    try {
+      return await work();
     } finally {
       await lock.release();
     }
@@ -186,23 +220,28 @@ export class RefTransactions {
       unreported: 'outside',
       note: null,
       silent: true,
+      commitsNewTo: 'repository',
     } as const;
     const prepared = await this.prepare(tx, repository, input);
     await this.commit(tx, prepared, input);
   }
 
-  /** Step 2: records what an interrupted change left behind; returns the number of ref changes recorded. */
-  private async replayInterrupted(client: pg.ClientBase, repositoryId: string, always = false): Promise<number> {
+  /** Step 2: records what an interrupted change left behind, if its journal entry is there. */
+  private async replayInterrupted(client: pg.ClientBase, repositoryId: string): Promise<void> {
+    if (await interruptedPush(client, repositoryId)) await this.replay(client, repositoryId);
+  }
+
+  /** Records every difference between the recorded refs and the disk, as the journal entry (if any) describes it. */
+  private async replay(client: pg.ClientBase, repositoryId: string): Promise<RefUpdateOutcome> {
     const interrupted = await interruptedPush(client, repositoryId);
-    if (!interrupted && !always) return 0;
-    const outcome = await this.recordMoved(repositoryId, {
+    return this.recordMoved(repositoryId, {
       reported: [],
       actor: null,
       creditedUserId: interrupted?.userId ?? null,
       unreported: 'outside',
       note: interrupted?.note ?? null,
+      commitsNewTo: interrupted?.commitsNewTo ?? 'repository',
     });
-    return outcome.updates.length;
   }
 
   /** Refs that already moved: read and describe them before the transaction opens, keeping it short. */
@@ -225,7 +264,7 @@ export class RefTransactions {
     repositoryId: string,
     input: Omit<RecordInput, 'reported' | 'unreported'>,
     decide: (tx: EntityManager) => Promise<ReportedUpdate[]>,
-    moved: { maybe: boolean },
+    progress: Progress,
   ): Promise<RefUpdateOutcome> {
     const em = this.orm.em.fork();
     const repository = await findRepository(em, repositoryId);
@@ -234,11 +273,12 @@ export class RefTransactions {
     let recorded: RecordInput | null = null;
     await this.events.transaction(em, async (tx) => {
       const updates = await decide(tx);
-      moved.maybe = true; // from here on, a failure may leave refs moved: the journal entry stays for the next change
+      progress.stage = 'moving';
       if (!(await this.git.compareAndSwap(repositoryId, updates))) {
-        moved.maybe = false; // the swap is all or none, and it was none
+        progress.stage = 'unmoved'; // the swap is all or none, and it was none
         throw conflict('a branch moved while the change was prepared; nothing was written');
       }
+      progress.stage = 'moved';
       recorded = { ...input, reported: updates, unreported: 'outside' };
       prepared = await this.prepare(tx, repository, recorded);
       await this.commit(tx, prepared, recorded);
@@ -261,7 +301,11 @@ export class RefTransactions {
     return { repository, disk, updates, drafts: input.silent ? [] : drafts, actors, newDefault };
   }
 
-  /** Step 5, inside the transaction `tx`. Rows are locked in one order everywhere: refs, then pull requests, then the repository. */
+  /**
+   * Step 5, inside the transaction `tx`. Rows are locked in one order: the recorded refs (by name),
+   * then pull requests (by the listeners), then the repository's row; whatever else locks several
+   * of them (opening or editing a pull request, deleting the repository) takes them in that order too.
+   */
   private async commit(tx: EntityManager, prepared: Prepared, input: RecordInput): Promise<void> {
     const { repository, disk, updates, drafts, actors, newDefault } = prepared;
     const previousDefault = repository.defaultBranch;
@@ -291,10 +335,11 @@ export class RefTransactions {
     );
     const change: RefsChanged = { repository, changes: updates, refs: disk, actors, note: input.note };
     for (const listener of this.listeners) await listener(tx, change);
-    await tx.execute('update repositories set pushed_at = ?, empty = ?, default_branch = ? where id = ?', [
+    // Only a first push sets the default branch here: an admin's concurrent change of it must stand.
+    await tx.execute('update repositories set pushed_at = ?, empty = ?, default_branch = coalesce(?, default_branch) where id = ?', [
       new Date(),
       disk.size === 0,
-      repository.defaultBranch,
+      newDefault,
       repository.id,
     ]);
     await tx.execute('delete from git_push_journal where repository_id = ?', [repository.id]);

@@ -42,6 +42,12 @@ export async function saveRecordedRefs(
   const deleted = changes.filter((change) => change.sha === ZERO_SHA).map((change) => change.ref);
   const upserted = changes.filter((change) => change.sha !== ZERO_SHA);
   // Lists travel as one JSON parameter (the driver would splice a JS array into separate values).
+  // The existing rows are locked in name order first, as everything that locks several of them does
+  // (opening a pull request shares its branches' rows): no two transactions wait for each other.
+  await em.execute(
+    `select 1 from git_refs where repository_id = ? and name in (select jsonb_array_elements_text(?::jsonb)) order by name for update`,
+    [repositoryId, JSON.stringify(changes.map((change) => change.ref))],
+  );
   if (deleted.length) {
     await em.execute('delete from git_refs where repository_id = ? and name in (select jsonb_array_elements_text(?::jsonb))', [
       repositoryId,

@@ -180,21 +180,34 @@ export async function updateRepository(ctx: RequestContext, id: string, input: U
   }
 }
 
+/** How long deleting a repository waits for a push or merge to it to finish. */
+const DELETE_WAIT_MS = 30_000;
+
 export async function deleteRepository(ctx: RequestContext, id: string): Promise<{ id: string; deleted: true }> {
   const loaded = await repositoryFor(ctx, id, Permission.ADMIN);
-  const { git, events } = ctx.services;
-  await events.transaction(ctx.em, async (em) => {
-    // Concurrent deletes queue on the row lock; all but the first find it gone (404, no second event).
-    const repo = await lockForUpdate(em, loaded, 'repository');
-    await events.record(em, {
-      type: 'repository',
-      action: 'deleted',
-      repository: repo,
-      actor: { id: ctx.viewer.userId, login: ctx.viewer.login },
-      fields: {},
-    });
-    em.remove(repo);
-  });
+  const { git, events, refs } = ctx.services;
+  // No ref may change meanwhile: a push would write into a directory being removed, and its
+  // recording would lock rows this deletion removes.
+  const done = await refs.exclusive(loaded.id, DELETE_WAIT_MS, () =>
+    events.transaction(ctx.em, async (em) => {
+      // The rows the deletion cascades to are locked first, in the order every other transaction
+      // locks them (recorded refs, then pull requests), then the repository's own row. Concurrent
+      // deletes queue on these locks; all but the first find the repository gone (404, no second event).
+      await em.execute('select 1 from git_refs where repository_id = ? order by name for update', [loaded.id]);
+      await em.execute('select 1 from pull_requests where repository_id = ? order by number for update', [loaded.id]);
+      const repo = await lockForUpdate(em, loaded, 'repository');
+      await events.record(em, {
+        type: 'repository',
+        action: 'deleted',
+        repository: repo,
+        actor: { id: ctx.viewer.userId, login: ctx.viewer.login },
+        fields: {},
+      });
+      em.remove(repo);
+      return true;
+    }),
+  );
+  if (!done) throw conflict('a push or merge to this repository is still running; try again');
   // After the commit: a crash here leaves a directory without a record, which start-up removes.
   await git.remove(loaded.id);
   return { id: loaded.id, deleted: true };
