@@ -28,10 +28,11 @@ const BRANCH = 'refs/heads/';
  * records each ref change — a push, a merge, or what reconciliation finds:
  *
  * - a merge through the API (named by the journal's note) whose sha is now
- *   the base tip: `merged`, by the merger;
+ *   the base tip: `merged`, by the merger — also when replayed after a crash;
  * - head branch deleted: `closed` — unless its last commit is in base, which
  *   makes it `merged`; base branch deleted: `closed`;
- * - head moved: `head.sha` follows, `updated` with `changes.head` and `forced`;
+ * - head moved: `head.sha` follows, `updated` with `changes.head` and `forced`
+ *   (a pull request this change merges keeps its old base: its commits stay its own);
  * - base moved: `base.sha` follows (no event);
  * - head now reachable from base (a merge made outside the API and pushed):
  *   `merged`, by whoever moved the branch, `merge_commit_sha` the base tip.
@@ -56,6 +57,12 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
       tip,
     );
 
+    const users = new Map<string, Promise<User>>(); // who merged, loaded once per change
+    const userOf = (actor: GitActor) => {
+      let user = users.get(actor.id);
+      if (!user) users.set(actor.id, (user = tx.findOneOrFail(User, { id: actor.id })));
+      return user;
+    };
     for (const pr of pulls) {
       const record = (action: 'closed' | 'merged', actor: GitActor) =>
         events.record(tx, {
@@ -69,35 +76,40 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
       const baseTip = tip(pr.baseRef);
       const headTip = tip(pr.headRef);
 
-      if (merge?.pullRequestId === pr.id && baseTip === merge.sha) {
-        await markMerged(tx, pr, change.actors.push, merge.sha, now);
-        await record('merged', change.actors.push);
+      // A merge through the API: the note decides, whatever happened to the pull request meanwhile
+      // (a close that slipped in between the swap and a crash does not undo the merge).
+      if (merge?.pullRequestId === pr.id) {
+        if (pr.state !== PullRequestState.MERGED && baseTip === merge.sha) {
+          await markMerged(pr, await userOf(change.actors.push), merge.sha, now);
+          await record('merged', change.actors.push);
+        }
         continue;
       }
+      const merging = merged.has(pr.id);
       if (headTip && headTip !== pr.headSha) {
-        const head = moved.get(pr.headRef);
+        // A pull request being merged keeps its old base: its commits are counted against it.
+        const against = merging || !baseTip ? pr.baseSha : baseTip;
         const changes = { head: { from_sha: pr.headSha, to_sha: headTip } };
         pr.headSha = headTip;
-        if (baseTip) pr.baseSha = baseTip;
-        pr.commitsCount = baseTip ? await countCommits(dir, baseTip, headTip) : pr.commitsCount;
+        pr.baseSha = against;
+        pr.commitsCount = await countCommits(dir, against, headTip);
         pr.updatedAt = now;
         await events.record(tx, {
           type: 'pull_request',
           action: 'updated',
           repository: change.repository,
           actor: actorOf(pr.headRef),
-          fields: { number: pr.number, pull_request: pullRequestRecord(pr), changes, forced: head?.forced ?? false },
+          fields: { number: pr.number, pull_request: pullRequestRecord(pr), changes, forced: moved.get(pr.headRef)?.forced ?? false },
         });
       }
-      if (merged.has(pr.id)) {
+      if (merging) {
         const by = moved.has(pr.baseRef) ? actorOf(pr.baseRef) : actorOf(pr.headRef);
-        await markMerged(tx, pr, by, baseTip!, now);
+        await markMerged(pr, await userOf(by), baseTip!, now);
         await record('merged', by);
       } else if (!headTip || !baseTip) {
         pr.state = PullRequestState.CLOSED;
         pr.closedAt = pr.updatedAt = now;
-        const by = actorOf(headTip ? pr.baseRef : pr.headRef);
-        await record('closed', by);
+        await record('closed', actorOf(headTip ? pr.baseRef : pr.headRef));
       } else if (baseTip !== pr.baseSha) {
         pr.baseSha = baseTip;
       }
@@ -108,14 +120,15 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
 }
 
 /**
- * The open pull requests whose head or base is among `branches` (and the one a merge names), under
- * row locks: an edit or review of them waits for this change. Loaded with their users, for records.
+ * The open pull requests whose head or base is among `branches`, and the one a merge names (in any
+ * state), under row locks: an edit or review of them waits for this change. Loaded with their users.
  */
 async function lockAffected(tx: EntityManager, repositoryId: string, branches: string[], mergedId: string | null): Promise<PullRequest[]> {
   const rows = await tx.execute<{ id: string }[]>(
     `select id from pull_requests
-      where repository_id = ? and state = 'open'
-        and (head_ref in (select jsonb_array_elements_text(?::jsonb)) or base_ref in (select jsonb_array_elements_text(?::jsonb)) or id = ?)
+      where repository_id = ?
+        and ((state = 'open' and (head_ref in (select jsonb_array_elements_text(?::jsonb)) or base_ref in (select jsonb_array_elements_text(?::jsonb))))
+             or id = ?)
       order by number for update`,
     [repositoryId, JSON.stringify(branches), JSON.stringify(branches), mergedId],
   );
@@ -149,9 +162,9 @@ async function headsInBase(dir: string, pulls: PullRequest[], tip: (branch: stri
 }
 
 /** Merged: `base.sha` stays the base tip before the merge (what the pull request's commits are counted against). */
-async function markMerged(tx: EntityManager, pr: PullRequest, by: GitActor, mergeCommit: string, now: Date): Promise<void> {
+function markMerged(pr: PullRequest, by: User, mergeCommit: string, now: Date): void {
   pr.state = PullRequestState.MERGED;
   pr.mergedAt = pr.closedAt = pr.updatedAt = now;
-  pr.mergedBy = await tx.findOneOrFail(User, { id: by.id });
+  pr.mergedBy = by;
   pr.mergeCommitSha = mergeCommit;
 }

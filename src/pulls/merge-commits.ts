@@ -34,14 +34,7 @@ export interface MergeRequest {
 }
 
 /** The merge cannot be made: the branches conflict (or, for rebase, a commit does not replay). */
-export class NotMergeable extends Error {
-  constructor(
-    message: string,
-    readonly conflicts: string[] = [],
-  ) {
-    super(message);
-  }
-}
+export class NotMergeable extends Error {}
 
 /**
  * Makes the commit(s) of a merge with git plumbing only: `merge-tree
@@ -66,7 +59,6 @@ async function mergedTree(dir: string, base: string, head: string): Promise<stri
   if (!merged.tree) {
     throw new NotMergeable(
       merged.conflicts.length ? `the branches conflict in ${merged.conflicts.join(', ')}` : 'the branches share no history',
-      merged.conflicts,
     );
   }
   return merged.tree;
@@ -90,17 +82,22 @@ async function squashCommit(dir: string, request: MergeRequest): Promise<string>
   const tree = await mergedTree(dir, request.base, request.head);
   const commits = await commitsToReplay(dir, request.base, request.head);
   const title = request.commitTitle ?? `${request.title} (#${request.number})`;
-  const body = request.commitMessage ?? commits.map((commit) => `* ${commit.message}`).join('\n\n');
-  // Everyone else who wrote a commit is credited, once each, as GitHub does.
+  return commitTree(dir, tree, [request.base], message(title, request.commitMessage ?? squashBody(request, commits)), {
+    author: request.author,
+    committer: request.merger,
+  });
+}
+
+/** The default rest of a squash message: every commit's message, then everyone else who wrote one, once each, as GitHub does. */
+function squashBody(request: MergeRequest, commits: ReplayedCommit[]): string {
   const own = request.author.email.toLowerCase();
   const coAuthors = new Map<string, string>();
   for (const { author } of commits) {
     const key = author.email.toLowerCase();
     if (key !== own && !coAuthors.has(key)) coAuthors.set(key, `Co-authored-by: ${author.name} <${author.email}>`);
   }
-  const trailers = [...coAuthors.values()].join('\n');
-  const text = [body.replace(/\n+$/, ''), trailers].filter(Boolean).join('\n\n');
-  return commitTree(dir, tree, [request.base], message(title, text), { author: request.author, committer: request.merger });
+  const list = commits.map((commit) => `* ${commit.message}`).join('\n\n');
+  return [list, [...coAuthors.values()].join('\n')].filter(Boolean).join('\n\n');
 }
 
 /**
@@ -124,7 +121,7 @@ async function rebaseCommits(dir: string, request: MergeRequest): Promise<string
     if (commit.parents[0] !== tip) {
       const standIn = await commitTree(dir, tipTree, [commit.parents[0]!], 'rebase stand-in\n', { author: STAND_IN, committer: STAND_IN });
       const merged = await mergeTree(dir, standIn, commit.sha);
-      if (!merged.tree) throw new NotMergeable(`commit ${commit.sha.slice(0, 12)} does not apply onto the base branch`, merged.conflicts);
+      if (!merged.tree) throw new NotMergeable(`commit ${commit.sha.slice(0, 12)} does not apply onto the base branch`);
       tree = merged.tree;
     }
     tip = await commitTree(dir, tree, [tip], `${commit.message}\n`, { author: commit.author, committer: request.merger });

@@ -52,6 +52,42 @@ export async function countCommits(dir: string, base: string, head: string): Pro
   return Number(stdout.trim());
 }
 
+/**
+ * `countCommits` for many heads against one base with one git process: the
+ * commits reachable from any head and not from base (with their parents),
+ * then, per head, those reachable from it within that set — the same
+ * numbers, for what a mergeability pass needs after a base branch moved.
+ */
+export async function countCommitsOf(dir: string, base: string, heads: string[]): Promise<Map<string, number>> {
+  const unique = [...new Set(heads)];
+  const { stdout } = await runGit(['rev-list', '--parents', '--stdin'], { cwd: dir, input: [...unique, `^${base}`].join('\n') + '\n' });
+  const parents = new Map<string, string[]>();
+  for (const line of stdout.split('\n')) {
+    if (!line) continue;
+    const [sha, ...rest] = line.split(' ');
+    parents.set(sha!, rest);
+  }
+  const counts = new Map<string, number>();
+  for (const head of unique) {
+    const seen = new Set<string>();
+    const stack = parents.has(head) ? [head] : [];
+    while (stack.length) {
+      const sha = stack.pop()!;
+      if (seen.has(sha)) continue;
+      seen.add(sha);
+      for (const parent of parents.get(sha) ?? []) if (parents.has(parent)) stack.push(parent);
+    }
+    counts.set(head, seen.size);
+  }
+  return counts;
+}
+
+/** Whether two commits share any history (a merge base); histories that share none cannot be merged. */
+export async function shareHistory(dir: string, base: string, head: string): Promise<boolean> {
+  const { code } = await runGitAccepting(['merge-base', base, head], [0, 1], { cwd: dir });
+  return code === 0;
+}
+
 /** The pull request's commits, oldest first (the order a reviewer reads them), paged. */
 export async function listPullCommits(dir: string, base: string, head: string, page: Page): Promise<Connection<Commit>> {
   const { stdout } = await runGit(['rev-list', '--reverse', '--topo-order', head, `^${base}`], { cwd: dir });

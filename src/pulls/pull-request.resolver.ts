@@ -36,7 +36,11 @@ async function readGit<T>(pr: PullRequest, work: () => Promise<T>): Promise<T> {
   try {
     return await limited(work);
   } catch (error) {
-    if (error instanceof GitCommandError && /bad object|bad revision|unknown revision|invalid revision|not a valid/i.test(error.stderr)) {
+    // git's words for a commit that is gone: "bad object", "Invalid symmetric difference expression", ...
+    if (
+      error instanceof GitCommandError &&
+      /bad object|bad revision|unknown revision|invalid revision|invalid symmetric difference|no merge base|not a valid/i.test(error.stderr)
+    ) {
       throw notFound(`the commits of pull request #${pr.number}`);
     }
     throw error;

@@ -5,7 +5,7 @@ import { User } from '../auth/user.entity.js';
 import type { RequestContext } from '../context.js';
 import { lockForUpdate } from '../db/lock-row.js';
 import type { Changes } from '../events/event-map.js';
-import { AppError, invalid, notFound, Problems } from '../graphql/errors.js';
+import { AppError, conflict, invalid, notFound, Problems } from '../graphql/errors.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
 import { applyTitleAndBody, checkTitleAndBody, isValidBranchName } from '../repositories/names.js';
 import { allocateNumber } from '../repositories/numbering.js';
@@ -18,7 +18,7 @@ import {
   type UpdatePullRequestInput,
 } from './pull-request.inputs.js';
 import { PullRequest, PullRequestState } from './pull-request.entity.js';
-import { countCommits } from './pull-request.git.js';
+import { countCommits, shareHistory } from './pull-request.git.js';
 import { pullRequestRecord } from './pull-request.record.js';
 
 export async function listPullRequests(
@@ -77,9 +77,25 @@ async function lockBranches(tx: EntityManager, repositoryId: string, branches: s
   return new Map(rows.map((row) => [row.name.slice('refs/heads/'.length), row.sha]));
 }
 
-const unknownBranch = (field: string, name: string) => invalid(field, 'unknown_branch', `branch "${name.slice(0, 100)}" does not exist`);
-const noCommits = (base: string, head: string) =>
-  invalid('head', 'no_commits', `No commits between ${base.slice(0, 100)} and ${head.slice(0, 100)}: head has nothing base lacks`);
+const branchMissing = (name: string) => `branch "${name.slice(0, 100)}" does not exist`;
+const unknownBranch = (field: string, name: string) => invalid(field, 'unknown_branch', branchMissing(name));
+
+interface Tip {
+  name: string;
+  sha: string;
+}
+
+/**
+ * What head must be to base for a pull request to be open between them (opening, retargeting,
+ * reopening): sharing history with it and having commits it lacks. Returns how many.
+ */
+async function checkPair(dir: string, base: Tip, head: Tip): Promise<number> {
+  const [commits, related] = await Promise.all([countCommits(dir, base.sha, head.sha), shareHistory(dir, base.sha, head.sha)]);
+  const names = `${base.name.slice(0, 100)} and ${head.name.slice(0, 100)}`;
+  if (!related) throw invalid('head', 'no_common_history', `${names} have entirely different histories`);
+  if (commits === 0) throw invalid('head', 'no_commits', `No commits between ${names}: head has nothing base lacks`);
+  return commits;
+}
 
 /** A second open pull request for the same head and base (the partial unique index decides, also under concurrency). */
 function translateDuplicate(error: unknown): unknown {
@@ -115,13 +131,12 @@ export async function createPullRequest(ctx: RequestContext, input: CreatePullRe
         ['head', head],
         ['base', base],
       ] as const) {
-        if (!tips.has(name)) missing.add(field, 'unknown_branch', `branch "${name.slice(0, 100)}" does not exist`);
+        if (!tips.has(name)) missing.add(field, 'unknown_branch', branchMissing(name));
       }
       missing.throwIfAny();
       const headSha = tips.get(head)!;
       const baseSha = tips.get(base)!;
-      const commits = await countCommits(git.pathFor(repo.id), baseSha, headSha);
-      if (commits === 0) throw noCommits(base, head);
+      const commits = await checkPair(git.pathFor(repo.id), { name: base, sha: baseSha }, { name: head, sha: headSha });
 
       const author = await tx.findOneOrFail(User, { id: ctx.viewer.userId });
       const number = await allocateNumber(tx, repo.id);
@@ -177,46 +192,36 @@ export async function updatePullRequest(ctx: RequestContext, input: UpdatePullRe
   const { events, git, mergeability } = ctx.services;
   const dir = git.pathFor(repo.id);
   const actor = { id: ctx.viewer.userId, login: ctx.viewer.login };
-  const reopening = input.state === PullRequestEditState.OPEN;
+  const reopening = input.state === PullRequestEditState.OPEN && loaded.state === PullRequestState.CLOSED;
+  const seen = { headRef: loaded.headRef, baseRef: loaded.baseRef, state: loaded.state }; // the lock below refreshes `loaded` itself
   try {
     return await events.transaction(ctx.em, async (tx) => {
-      const branches = [...new Set([input.base, ...(reopening ? [loaded.headRef, loaded.baseRef] : [])].filter((b): b is string => !!b))];
-      const tips = await lockBranches(tx, repo.id, branches);
+      // Branch rows first, then the pull request's (the lock order of every ref change).
+      const wanted = [input.base, ...(reopening ? [seen.headRef, seen.baseRef] : [])].filter((b): b is string => !!b);
+      const tips = await lockBranches(tx, repo.id, [...new Set(wanted)]);
       // Decided on the locked row: of two concurrent closes, only the first is a transition.
       const pr = await lockPullRequest(tx, loaded);
+      if (pr.headRef !== seen.headRef || pr.baseRef !== seen.baseRef || pr.state !== seen.state) {
+        if (reopening || input.base != null) throw conflict('the pull request changed while this edit was made; try again');
+      }
       const changes: Changes = {};
       applyTitleAndBody(pr, input, changes);
       if (input.draft != null && input.draft !== pr.draft) {
         changes.draft = { from: pr.draft };
         pr.draft = input.draft;
       }
-      const retarget = input.base != null && input.base !== pr.baseRef;
+      const retarget = input.base != null && input.base !== pr.baseRef ? input.base : null;
       const nextState = input.state ? (input.state as string as PullRequestState) : pr.state;
       if (pr.state === PullRequestState.MERGED && (retarget || nextState !== pr.state)) {
         throw invalid(retarget ? 'base' : 'state', 'merged', 'a merged pull request cannot be reopened, closed or retargeted');
       }
-      if (retarget) {
-        const base = input.base!;
-        if (nextState !== PullRequestState.OPEN) throw invalid('base', 'not_open', 'only an open pull request can change its base');
-        if (base === pr.headRef) throw invalid('base', 'same_branch', 'head and base are the same branch');
-        const baseSha = tips.get(base);
-        if (!baseSha) throw unknownBranch('base', base);
-        const commits = await countCommits(dir, baseSha, pr.headSha);
-        if (commits === 0) throw noCommits(base, pr.headRef);
-        changes.base = { ref: { from: pr.baseRef }, sha: { from: pr.baseSha } };
-        pr.baseRef = base;
-        pr.baseSha = baseSha;
-        pr.commitsCount = commits;
-      }
+      if (retarget && nextState !== PullRequestState.OPEN)
+        throw invalid('base', 'not_open', 'only an open pull request can change its base');
 
       let transition: 'closed' | 'reopened' | null = null;
       const now = new Date();
-      if (nextState === PullRequestState.CLOSED && pr.state === PullRequestState.OPEN) {
-        transition = 'closed';
-        pr.state = PullRequestState.CLOSED;
-        pr.closedAt = now;
-      } else if (nextState === PullRequestState.OPEN && pr.state === PullRequestState.CLOSED) {
-        // While closed the shas stood still; a reopened pull request takes the branches as they are.
+      if (reopening && nextState === PullRequestState.OPEN) {
+        // While closed its shas stood still: a reopened pull request takes the branches as they are now.
         const headSha = tips.get(pr.headRef);
         const baseSha = tips.get(pr.baseRef);
         if (!headSha) throw invalid('state', 'unknown_branch', `the head branch "${pr.headRef}" no longer exists: it cannot be reopened`);
@@ -226,7 +231,21 @@ export async function updatePullRequest(ctx: RequestContext, input: UpdatePullRe
         pr.closedAt = null;
         pr.headSha = headSha;
         pr.baseSha = baseSha;
-        pr.commitsCount = await countCommits(dir, baseSha, headSha);
+        if (!retarget) pr.commitsCount = await checkPair(dir, { name: pr.baseRef, sha: baseSha }, { name: pr.headRef, sha: headSha });
+      } else if (nextState === PullRequestState.CLOSED && pr.state === PullRequestState.OPEN) {
+        transition = 'closed';
+        pr.state = PullRequestState.CLOSED;
+        pr.closedAt = now;
+      }
+      if (retarget) {
+        if (retarget === pr.headRef) throw invalid('base', 'same_branch', 'head and base are the same branch');
+        const baseSha = tips.get(retarget);
+        if (!baseSha) throw unknownBranch('base', retarget);
+        const commits = await checkPair(dir, { name: retarget, sha: baseSha }, { name: pr.headRef, sha: pr.headSha });
+        changes.base = { ref: { from: pr.baseRef }, sha: { from: pr.baseSha } };
+        pr.baseRef = retarget;
+        pr.baseSha = baseSha;
+        pr.commitsCount = commits;
       }
       if (!transition && Object.keys(changes).length === 0) return pr;
       pr.updatedAt = now;
