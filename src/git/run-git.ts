@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { gitLauncher } from './git-launcher-host.js';
 
 export interface GitResult {
   stdout: string;
@@ -53,23 +53,10 @@ export async function runGitRaw(
   return { stdout, stderr };
 }
 
-function spawnGit(
+/** Every command of this module starts through the launcher (git-launcher-host.ts), never a shell. */
+async function spawnGit(
   args: string[],
   options: { cwd?: string; input?: string | Buffer; env?: NodeJS.ProcessEnv },
 ): Promise<{ stdout: Buffer; stderr: string; code: number | null }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', args, {
-      cwd: options.cwd,
-      env: { ...process.env, GIT_TERMINAL_PROMPT: '0', ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8'), code }));
-    child.stdin.on('error', () => undefined); // git may exit before reading all input
-    child.stdin.end(options.input ?? '');
-  });
+  return gitLauncher.run(args, options);
 }

@@ -4,7 +4,7 @@ import { mapLimit, Semaphore } from '../git/concurrency.js';
 import type { GitStorage } from '../git/storage.js';
 import type { JobDefinitions } from '../jobs/agenda.js';
 import type { Logger } from '../logger.js';
-import { countCommits, mergeTree } from './pull-request.git.js';
+import { countCommitsOf, mergeTree } from './pull-request.git.js';
 
 export const MERGEABILITY_SWEEP_JOB = 'pull-request-mergeability-sweep';
 /** Open pull requests checked per pass over a repository; a repository with more gets another pass at once. */
@@ -93,15 +93,18 @@ export class Mergeability {
     );
     if (!stale.length) return;
     const dir = this.git.pathFor(repositoryId);
+    // Commits are counted with one git process per base (pull requests mostly share one), merges one by one.
+    const counts = new Map<string, Promise<Map<string, number>>>();
+    for (const base of new Set(stale.map((pr) => pr.base_sha))) {
+      const heads = stale.filter((pr) => pr.base_sha === base).map((pr) => pr.head_sha);
+      counts.set(
+        base,
+        this.limited(() => countCommitsOf(dir, base, heads)),
+      );
+    }
     await mapLimit(stale, CONCURRENT_CHECKS, async (pr) => {
-      const release = await this.slots.acquire();
-      let result: Awaited<ReturnType<typeof mergeTree>>;
-      let commits: number;
-      try {
-        [result, commits] = await Promise.all([mergeTree(dir, pr.base_sha, pr.head_sha), countCommits(dir, pr.base_sha, pr.head_sha)]);
-      } finally {
-        release();
-      }
+      const [result, counted] = await Promise.all([this.limited(() => mergeTree(dir, pr.base_sha, pr.head_sha)), counts.get(pr.base_sha)!]);
+      const commits = counted.get(pr.head_sha) ?? 0;
       await em.execute(
         `update pull_requests
             set mergeable = ?, conflicts = ?::jsonb, mergeable_base_sha = ?, mergeable_head_sha = ?, commits_count = ?
@@ -110,5 +113,14 @@ export class Mergeability {
       );
     });
     if (stale.length === BATCH) this.again.add(repositoryId);
+  }
+
+  private async limited<T>(work: () => Promise<T>): Promise<T> {
+    const release = await this.slots.acquire();
+    try {
+      return await work();
+    } finally {
+      release();
+    }
   }
 }
