@@ -79,6 +79,10 @@ async function measureListing(server: CairnServer, git: GitSandbox, admin: Clien
     if (res.status !== 201) throw new Error(`issue #${i}: ${res.status} ${res.text}`);
   });
   const issueRate = PULLS / ((performance.now() - started) / 1000);
+  // Measured on an idle service: the mergeability checks the openings queued run first.
+  started = performance.now();
+  while ((await admin.get(`/repos/${repo.id}/pulls/${PULLS}`)).body.mergeable === null) await sleep(200);
+  const settleMs = performance.now() - started;
 
   const auth = { authorization: `Bearer ${server.adminToken}` };
   const offset = Math.max(0, PULLS - 100);
@@ -103,7 +107,7 @@ async function measureListing(server: CairnServer, git: GitSandbox, admin: Clien
       errors: list.reduce((sum, x) => sum + x.errors + x.timeouts + x.non2xx, 0),
     };
   });
-  return { pushMs, openRate, issueRate, results };
+  return { pushMs, openRate, issueRate, settleMs, results };
 }
 
 /** A repository of FILES files and COMMITS commits, with MERGES + 1 branches off its tip, each changing its own file. */
@@ -141,7 +145,22 @@ async function measureMerges(server: CairnServer, git: GitSandbox, admin: Client
     timings.push(performance.now() - started);
     if (res.status !== 200) throw new Error(`merge #${number}: ${res.status} ${res.text}`);
   }
-  return { p50: round(percentile(timings, 50)), p99: round(percentile(timings, 99)), max: round(Math.max(...timings)) };
+  // The service's own account of each merge: making the commit, then the ref transaction.
+  const logged = server.logs().filter((line) => line.msg === 'pull request merged' && line.repositoryId === id);
+  const part = (key: string) =>
+    round(
+      percentile(
+        logged.map((line) => Number(line[key])),
+        50,
+      ),
+    );
+  return {
+    p50: round(percentile(timings, 50)),
+    p99: round(percentile(timings, 99)),
+    max: round(Math.max(...timings)),
+    buildP50: part('buildMs'),
+    recordP50: part('recordMs'),
+  };
 }
 
 async function measureMergeability(server: CairnServer, git: GitSandbox, admin: Client) {
@@ -173,7 +192,8 @@ async function measureMergeability(server: CairnServer, git: GitSandbox, admin: 
 }
 
 const git = await GitSandbox.create();
-const server = await CairnServer.start({ embedded: true, discardOutput: true, env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' } });
+// The service's log is kept (info level: one line per request, as in production) for its own timings.
+const server = await CairnServer.start({ embedded: true, env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' } });
 try {
   const admin = adminClient(server);
   const listing = await measureListing(server, git, admin);
@@ -194,10 +214,11 @@ try {
     `\npulls ÷ issues: page 1 ${(pullsFirst!.rps / issuesFirst!.rps).toFixed(2)}, offset ${PULLS - 100} ${(pullsDeep!.rps / issuesDeep!.rps).toFixed(2)} (floor 0.8)`,
   );
   console.log(
-    `set-up: push of ${PULLS} branches ${(listing.pushMs / 1000).toFixed(1)} s; opened ${listing.openRate.toFixed(0)} pull requests/s, ${listing.issueRate.toFixed(0)} issues/s (16 clients)`,
+    `set-up: push of ${PULLS} branches ${(listing.pushMs / 1000).toFixed(1)} s; opened ${listing.openRate.toFixed(0)} pull requests/s, ${listing.issueRate.toFixed(0)} issues/s (16 clients); their mergeability settled ${(listing.settleMs / 1000).toFixed(1)} s later`,
   );
   console.log(
-    `\nmerge (merge method, ${FILES} files, ${COMMITS} commits, ${MERGES} merges): p50 ${merges.p50} ms, p99 ${merges.p99} ms, max ${merges.max} ms (floor p50 ≤ 300)`,
+    `\nmerge (merge method, ${FILES} files, ${COMMITS} commits, ${MERGES} merges): p50 ${merges.p50} ms, p99 ${merges.p99} ms, max ${merges.max} ms (floor p50 ≤ 300); ` +
+      `in the service, p50: making the commit ${merges.buildP50} ms, the ref transaction ${merges.recordP50} ms`,
   );
   console.log(
     `mergeability after a push (${MERGEABILITY_PUSHES} pushes): p50 ${mergeability.p50} ms, p99 ${mergeability.p99} ms (floor p99 ≤ 1000); the push itself p50 ${mergeability.pushP50} ms`,
