@@ -1,36 +1,40 @@
 import type { Changes } from '../events/event-map.js';
 import { actorRef, iso } from '../events/payloads.js';
-import type { PullRequest } from './pull-request.entity.js';
+import { pullRequestView, type PullRequestFacts } from './pull-request.view.js';
 import type { Review } from './review.entity.js';
 
-/** The §5 pull request record, as it appears in webhook payloads (the REST facade yields the same shape). */
-export function pullRequestRecord(pr: PullRequest) {
+/**
+ * The pull request record as it appears in webhook payloads: its view (the one GraphQL and the REST
+ * facade serve) in the REST spelling.
+ */
+export function pullRequestRecord(pr: PullRequestFacts) {
+  const view = pullRequestView(pr);
   return {
-    id: pr.id,
-    number: pr.number,
-    title: pr.title,
-    body: pr.body,
-    state: pr.state,
-    draft: pr.draft,
-    head: pr.head,
-    base: pr.base,
-    user: actorRef(pr.user),
-    merged: pr.merged,
-    merged_at: iso(pr.mergedAt),
-    merged_by: pr.mergedBy ? actorRef(pr.mergedBy) : null,
-    merge_commit_sha: pr.mergeCommitSha,
-    mergeable: pr.mergeable,
-    mergeable_state: pr.mergeableState,
-    conflicts: pr.conflicts,
-    commits: pr.commitsCount,
-    created_at: iso(pr.createdAt),
-    updated_at: iso(pr.updatedAt),
-    closed_at: iso(pr.closedAt),
-    repository_id: pr.repository.id,
+    id: view.id,
+    number: view.number,
+    title: view.title,
+    body: view.body,
+    state: view.state,
+    draft: view.draft,
+    head: view.head,
+    base: view.base,
+    user: view.user,
+    merged: view.merged,
+    merged_at: iso(view.mergedAt),
+    merged_by: view.mergedBy,
+    merge_commit_sha: view.mergeCommitSha,
+    mergeable: view.mergeable,
+    mergeable_state: view.mergeableState,
+    conflicts: view.conflicts,
+    commits: view.commitsCount,
+    created_at: iso(view.createdAt),
+    updated_at: iso(view.updatedAt),
+    closed_at: iso(view.closedAt),
+    repository_id: view.repositoryId,
   };
 }
 
-/** The §5 review record. */
+/** The review record. */
 export function reviewRecord(review: Review) {
   return {
     id: review.id,
@@ -53,7 +57,7 @@ export interface PullRequestFields {
 
 declare module '../events/event-map.js' {
   interface ActionEvents {
-    /** §7 `pull_request`. `updated` carries `changes` (title, body, base, draft, head) and, for a head push, `forced`. */
+    /** `pull_request`. `updated` carries `changes` (title, body, base, draft, head) and, for a head push, `forced`. */
     pull_request: {
       opened: PullRequestFields;
       updated: PullRequestFields & { changes: Changes; forced?: boolean };
@@ -61,7 +65,7 @@ declare module '../events/event-map.js' {
       reopened: PullRequestFields;
       merged: PullRequestFields;
     };
-    /** §7 `pull_request_review`. */
+    /** `pull_request_review`. */
     pull_request_review: { submitted: { review: ReviewRecord; pull_request: PullRequestRecord } };
   }
 }

@@ -9,7 +9,6 @@ import { GIT_FIELD_COST } from '../graphql/limits.js';
 import { ConnectionType, PageArgs, resolvePage } from '../graphql/pagination.js';
 import { Repository } from '../repositories/repository.entity.js';
 import { mergePullRequest } from './merge.js';
-import { PullRequest } from './pull-request.entity.js';
 import { listPullCommits, listPullFiles, PullRequestFile } from './pull-request.git.js';
 import {
   CreatePullRequestInput,
@@ -19,11 +18,12 @@ import {
   SubmitReviewInput,
   UpdatePullRequestInput,
 } from './pull-request.inputs.js';
-import { createPullRequest, findPullRequest, listPullRequests, updatePullRequest } from './pull-request.service.js';
+import { createPullRequest, listPullRequests, readPullRequest, updatePullRequest } from './pull-request.service.js';
+import { pullRequestView, PullRequestView } from './pull-request.view.js';
 import { Review } from './review.entity.js';
 import { listReviews, submitReview } from './review.service.js';
 
-const PullRequestConnection = ConnectionType(PullRequest, 'PullRequestConnection');
+const PullRequestConnection = ConnectionType(PullRequestView, 'PullRequestConnection');
 const ReviewConnection = ConnectionType(Review, 'ReviewConnection');
 const PullRequestFileConnection = ConnectionType(PullRequestFile, 'PullRequestFileConnection');
 
@@ -32,7 +32,7 @@ const PullRequestFileConnection = ConnectionType(PullRequestFile, 'PullRequestFi
  * branch was deleted stay readable until gc prunes them; after that they are
  * gone, which is a NOT_FOUND, not a failure of the service.
  */
-async function readGit<T>(pr: PullRequest, work: () => Promise<T>): Promise<T> {
+async function readGit<T>(pr: PullRequestView, work: () => Promise<T>): Promise<T> {
   try {
     return await limited(work);
   } catch (error) {
@@ -47,22 +47,22 @@ async function readGit<T>(pr: PullRequest, work: () => Promise<T>): Promise<T> {
   }
 }
 
-@Resolver(() => PullRequest)
+@Resolver(() => PullRequestView)
 export class PullRequestResolver {
-  @Mutation(() => PullRequest, { description: 'Opens a pull request from head into base. Needs read access and the repo scope.' })
-  createPullRequest(
+  @Mutation(() => PullRequestView, { description: 'Opens a pull request from head into base. Needs read access and the repo scope.' })
+  async createPullRequest(
     @Arg('input', () => CreatePullRequestInput) input: CreatePullRequestInput,
     @Ctx() ctx: RequestContext,
-  ): Promise<PullRequest> {
-    return createPullRequest(ctx, input);
+  ): Promise<PullRequestView> {
+    return pullRequestView(await createPullRequest(ctx, input));
   }
 
-  @Mutation(() => PullRequest, { description: 'Title, body, base, draft; close or reopen. The author or a writer may change it.' })
-  updatePullRequest(
+  @Mutation(() => PullRequestView, { description: 'Title, body, base, draft; close or reopen. The author or a writer may change it.' })
+  async updatePullRequest(
     @Arg('input', () => UpdatePullRequestInput) input: UpdatePullRequestInput,
     @Ctx() ctx: RequestContext,
-  ): Promise<PullRequest> {
-    return updatePullRequest(ctx, input);
+  ): Promise<PullRequestView> {
+    return pullRequestView(await updatePullRequest(ctx, input));
   }
 
   @Mutation(() => MergeResult, {
@@ -83,21 +83,21 @@ export class PullRequestResolver {
 
   @Extensions({ cost: GIT_FIELD_COST })
   @FieldResolver(() => CommitConnection, { description: 'Commits on head that base lacks, oldest first.' })
-  commits(@Root() pr: PullRequest, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: RequestContext) {
+  commits(@Root() pr: PullRequestView, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: RequestContext) {
     const resolved = resolvePage(page);
-    return readGit(pr, () => listPullCommits(ctx.services.git.pathFor(pr.repository.id), pr.baseSha, pr.headSha, resolved));
+    return readGit(pr, () => listPullCommits(ctx.services.git.pathFor(pr.repositoryId), pr.base.sha, pr.head.sha, resolved));
   }
 
   @Extensions({ cost: GIT_FIELD_COST })
   @FieldResolver(() => PullRequestFileConnection, { description: 'Files changed against the merge base of base and head, in path order.' })
-  files(@Root() pr: PullRequest, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: RequestContext) {
+  files(@Root() pr: PullRequestView, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: RequestContext) {
     const resolved = resolvePage(page);
-    return readGit(pr, () => listPullFiles(ctx.services.git.pathFor(pr.repository.id), pr.baseSha, pr.headSha, resolved));
+    return readGit(pr, () => listPullFiles(ctx.services.git.pathFor(pr.repositoryId), pr.base.sha, pr.head.sha, resolved));
   }
 
   @FieldResolver(() => ReviewConnection, { description: 'Reviews, newest first.' })
-  reviews(@Root() pr: PullRequest, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: RequestContext) {
-    return listReviews(ctx.em, pr, resolvePage(page));
+  reviews(@Root() pr: PullRequestView, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: RequestContext) {
+    return listReviews(ctx.em, pr.id, resolvePage(page));
   }
 }
 
@@ -134,9 +134,9 @@ export class RepositoryPullsResolver {
     return listPullRequests(ctx.em, repo, state, resolvePage(page));
   }
 
-  @FieldResolver(() => PullRequest, { nullable: true, description: 'NOT_FOUND when there is no such pull request.' })
-  pullRequest(@Root() repo: Repository, @Arg('number', () => Int) number: number, @Ctx() ctx: RequestContext): Promise<PullRequest> {
-    return findPullRequest(ctx.em, repo, number);
+  @FieldResolver(() => PullRequestView, { nullable: true, description: 'NOT_FOUND when there is no such pull request.' })
+  pullRequest(@Root() repo: Repository, @Arg('number', () => Int) number: number, @Ctx() ctx: RequestContext): Promise<PullRequestView> {
+    return readPullRequest(ctx.em, repo, number);
   }
 
   @FieldResolver(() => Int, { description: 'Open pull requests.' })

@@ -6,24 +6,24 @@ import { connection, type Connection, type Page } from '../graphql/pagination.js
 import { checkTitleAndBody } from '../repositories/names.js';
 import { repositoryFor } from '../repositories/repository.service.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { PullRequestState, type PullRequest } from './pull-request.entity.js';
+import { PullRequestState } from './pull-request.entity.js';
 import type { SubmitReviewInput } from './pull-request.inputs.js';
 import { pullRequestRecord, reviewRecord } from './pull-request.record.js';
 import { findPullRequest, lockPullRequest } from './pull-request.service.js';
 import { Review, ReviewEvent, STATE_OF_EVENT } from './review.entity.js';
 
 /** Reviews of a pull request, newest first. */
-export async function listReviews(em: EntityManager, pr: PullRequest, page: Page): Promise<Connection<Review>> {
+export async function listReviews(em: EntityManager, pullRequestId: string, page: Page): Promise<Connection<Review>> {
   const [reviews, total] = await em.findAndCount(
     Review,
-    { pullRequest: pr },
+    { pullRequest: pullRequestId },
     { populate: ['user'], orderBy: { submittedAt: 'desc', id: 'desc' }, limit: page.limit, offset: page.offset },
   );
   return connection(reviews, total, page);
 }
 
 /**
- * Submitting a review (§10): anyone who can read the repository, with the
+ * Submitting a review: anyone who can read the repository, with the
  * repo scope; a body is required to request changes or comment; the author
  * may only comment on their own pull request; only an open pull request
  * takes reviews (decided on its locked row, so a review cannot land on a
