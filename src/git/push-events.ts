@@ -11,7 +11,7 @@ export interface GitActor {
   email: string;
 }
 
-/** §7 `push`: the seed's fields plus `created`, `deleted`, `forced`, `head_commit`, `total_commits`. */
+/** `push`: ref, before, after, commits and pusher, plus `created`, `deleted`, `forced`, `head_commit`, `total_commits`. */
 export interface PushFields {
   ref: string;
   before: string;
@@ -25,7 +25,7 @@ export interface PushFields {
   pusher: { name: string; email: string };
 }
 
-/** §7 `branch_create`, `branch_delete`, `tag_create`, `tag_delete`. */
+/** `branch_create`, `branch_delete`, `tag_create`, `tag_delete`. */
 export interface RefEventFields {
   ref: string;
   ref_name: string;
@@ -62,7 +62,7 @@ function refKind(ref: string): RefKind {
 }
 
 /**
- * The §7 events for a set of ref updates, per update in order:
+ * The events for a set of ref updates, per update in order:
  * `branch_create`/`tag_create` when it creates a branch or tag, `push`, and
  * `branch_delete`/`tag_delete` when it deletes one.
  *
@@ -70,9 +70,9 @@ function refKind(ref: string): RefKind {
  * new tip and from none of the tips it had before), at most 2048 (the newest,
  * oldest first), `total_commits` counts them all; `head_commit` is the commit
  * the ref now points at (a tag peeled), null for a deletion. With
- * `newTo: 'branch'` the changes this update made (`push` cause) list instead
- * the commits new to their own ref, reachable from the new tip and not from
- * the old one: a merge lists the pull request's commits, already in the
+ * `newTo: 'branch'` each update lists instead the commits new to its own ref,
+ * reachable from the new tip and not from the old one: a merge (and its replay
+ * from the journal) lists the pull request's commits, already in the
  * repository on the head branch, as well as the merge commit.
  */
 export async function pushEventDrafts(
@@ -106,7 +106,7 @@ export async function pushEventDrafts(
 
   const perUpdate = await mapLimit(updates, 4, async (update) => {
     const head = update.after === ZERO_SHA ? null : (peeled.get(update.after) ?? null);
-    const list = newTo === 'branch' && update.cause === 'push' ? listNewToBranch : (u: RefUpdate) => listNew(u.after);
+    const list = newTo === 'branch' ? listNewToBranch : (u: RefUpdate) => listNew(u.after);
     const [listed, forced] = await Promise.all([head ? list(update) : nothingNew, wasForced(dir, update, peeled)]);
     return { update, head, listed, forced };
   });

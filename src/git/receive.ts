@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import type { Principal } from '../auth/principal.js';
 import type { Services } from '../context.js';
+import { AppError } from '../graphql/errors.js';
 import type { Repository } from '../repositories/repository.entity.js';
 import { PUSH_REPORT_ENV } from './hooks.js';
 import type { GitHosting } from './hosting.js';
@@ -88,6 +89,12 @@ export async function receivePack(
       'push processed',
     );
   } catch (error) {
+    if (error instanceof AppError && error.code === 'NOT_FOUND') {
+      // Deleted while this push waited for its turn.
+      if (!res.headersSent) sendGitError(res, 404, 'Repository not found.');
+      else res.destroy();
+      return;
+    }
     services.log.error({ err: error, repositoryId: repo.id }, 'push failed');
     // Never let a push whose events are not recorded look successful; the journal makes the next change record them.
     if (!res.headersSent) sendGitError(res, 500, 'The push could not be recorded; try again.');

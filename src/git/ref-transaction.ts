@@ -1,7 +1,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type pg from 'pg';
 import type { EventRecorder } from '../events/event-recorder.js';
-import { conflict } from '../graphql/errors.js';
+import { conflict, notFound } from '../graphql/errors.js';
 import type { Logger } from '../logger.js';
 import type { Repository } from '../repositories/repository.entity.js';
 import { findRepository } from '../repositories/repository.service.js';
@@ -95,7 +95,7 @@ interface RecordInput {
 }
 
 /**
- * The one way a repository's refs move and become events (§6): receive-pack,
+ * The one way a repository's refs move and become events: receive-pack,
  * merges, `auto_init` and start-up reconciliation all go through here.
  *
  * 1. Take the repository's push lock: ref changes of one repository run one
@@ -119,7 +119,7 @@ export class RefTransactions {
     private readonly orm: MikroORM,
     private readonly git: GitStorage,
     private readonly events: EventRecorder,
-    readonly locks: RepositoryLocks,
+    private readonly locks: RepositoryLocks,
     private readonly log: Logger,
   ) {}
 
@@ -145,6 +145,9 @@ export class RefTransactions {
     if (!lock) return null;
     const progress: Progress = { journaled: false, stage: 'unmoved' };
     try {
+      // Deleting a repository holds this lock too: once it is ours, the repository stays or is already gone.
+      const { rowCount } = await lock.client.query('select 1 from repositories where id = $1', [repositoryId]);
+      if (!rowCount) throw notFound('repository');
       await this.replayInterrupted(lock.client, repositoryId);
       const entry = { userId: actor.id, note: request.note ?? null, commitsNewTo: request.commitsNewTo ?? 'repository' };
       await beginPush(lock.client, repositoryId, entry);

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { notFound } from '../graphql/errors.js';
 import { gitLauncher } from './git-launcher-host.js';
 
 export interface GitResult {
@@ -39,7 +41,7 @@ export async function runGitAccepting(
   options: { cwd?: string; input?: string | Buffer; env?: NodeJS.ProcessEnv } = {},
 ): Promise<GitResult & { code: number }> {
   const { stdout, stderr, code } = await spawnGit(args, options);
-  if (code === null || !accepted.includes(code)) throw new GitCommandError(args, code, stderr);
+  if (code === null || !accepted.includes(code)) throw failure(args, code, stderr, options.cwd);
   return { stdout: stdout.toString('utf8'), stderr, code };
 }
 
@@ -49,8 +51,17 @@ export async function runGitRaw(
   options: { cwd?: string; input?: string | Buffer; env?: NodeJS.ProcessEnv } = {},
 ): Promise<{ stdout: Buffer; stderr: string }> {
   const { stdout, stderr, code } = await spawnGit(args, options);
-  if (code !== 0) throw new GitCommandError(args, code, stderr);
+  if (code !== 0) throw failure(args, code, stderr, options.cwd);
   return { stdout, stderr };
+}
+
+/**
+ * Why a command failed. A repository deleted while a request about it ran takes its directory with
+ * it, and git cannot even start there: that is the repository not being found, not a failure.
+ */
+function failure(args: string[], code: number | null, stderr: string, cwd: string | undefined): Error {
+  if (code === null && cwd && !existsSync(cwd)) return notFound('repository');
+  return new GitCommandError(args, code, stderr);
 }
 
 /** Every command of this module starts through the launcher (git-launcher-host.ts), never a shell. */
