@@ -509,6 +509,55 @@ describe('PATCH', () => {
   });
 });
 
+describe('reopening and retargeting together; histories that cannot be compared', () => {
+  test('reopen and a new base in one request: the reopened head is the branch as it is now, counted against the new base', async () => {
+    const repo = await PullRepo.create(server, git, owner, 'reopen-retarget');
+    const first = await repo.commit('work', 'work one', { 'w1.txt': '1\n' });
+    await repo.push(['work', `${first}:refs/heads/release`]);
+    const opened = (await repo.open({ title: 'work', head: 'work' })).body;
+    const path = `/repos/${repo.id}/pulls/${opened.number}`;
+    expect((await owner.patch(path, { state: 'closed' })).status).toBe(200);
+    // While it is closed the head moves on; `release` holds the first commit.
+    const second = await repo.commit('work', 'work two', { 'w2.txt': '2\n' });
+    await repo.push(['work']);
+
+    const res = await owner.patch(path, { state: 'open', base: 'release' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ state: 'open', head: { ref: 'work', sha: second }, base: { ref: 'release', sha: first }, commits: 1 });
+    expect((await owner.get(`${path}/commits`)).body.data.map((c: any) => c.sha)).toEqual([second]);
+  });
+
+  test('reopening when base already has every commit of head: 422 no_commits, it stays closed', async () => {
+    const repo = await PullRepo.create(server, git, owner, 'reopen-empty');
+    await repo.commit('landed', 'landed', { 'l.txt': 'l\n' });
+    await repo.push(['landed']);
+    const opened = (await repo.open({ title: 'landed', head: 'landed' })).body;
+    const path = `/repos/${repo.id}/pulls/${opened.number}`;
+    expect((await owner.patch(path, { state: 'closed' })).status).toBe(200);
+    await repo.push(['landed:main']); // the commits reach base while it is closed (closed pull requests do not follow)
+    expectError(await owner.patch(path, { state: 'open' }), 422, 'validation_failed', [['head', 'no_commits']]);
+    expect((await owner.get(path)).body.state).toBe('closed');
+  });
+
+  test('a head with no history in common with base: 422 no_common_history (opening and retargeting)', async () => {
+    const repo = await PullRepo.create(server, git, owner, 'unrelated');
+    await repo.run(['checkout', '--quiet', '--orphan', 'stranger']);
+    await repo.run(['rm', '-rf', '--quiet', '.']);
+    await git.commit(repo.work, 'another history', { 'other.txt': 'other\n' });
+    await repo.push(['stranger']);
+    const before = (await owner.get(`/repos/${repo.id}/pulls?state=all`)).body.total;
+    expectError(await repo.open({ title: 'unrelated', head: 'stranger' }), 422, 'validation_failed', [['head', 'no_common_history']]);
+    expect((await owner.get(`/repos/${repo.id}/pulls?state=all`)).body.total).toBe(before);
+
+    await repo.commit('side', 'side', { 'side.txt': 's\n' }); // from main: related
+    await repo.push(['side']);
+    const opened = (await repo.open({ title: 'side', head: 'side' })).body;
+    const path = `/repos/${repo.id}/pulls/${opened.number}`;
+    expectError(await owner.patch(path, { base: 'stranger' }), 422, 'validation_failed', [['head', 'no_common_history']]);
+    expect((await owner.get(path)).body.base.ref).toBe('main');
+  });
+});
+
 describe('files and commits', () => {
   test('statuses, counts, rename, patches (small, binary, >64 KiB), commits oldest first, paging', async () => {
     const renamed = lines(20, 30, 'renamed');

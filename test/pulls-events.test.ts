@@ -486,6 +486,37 @@ test('a merge made locally and pushed marks the pull request merged by the pushe
   await expectDelivered(events);
 });
 
+test('one push that merges the head into main and moves the head too: merged, its commits still its own', async () => {
+  const repo = await makeRepo('merge-and-move', { 'README.md': '# both\n' });
+  const oldMain = (await repo.remoteSha('main'))!;
+  const h1 = await repo.commit('both', 'h1', { 'h1.txt': '1\n' });
+  await repo.push(['both'], bob);
+  const opened = (await repo.open({ title: 'Both', head: 'both' }, bob)).body;
+  expect(opened.commits).toBe(1);
+
+  const h2 = await repo.commit('both', 'h2', { 'h2.txt': '2\n' });
+  await repo.checkout('main');
+  await repo.run(['merge', '--quiet', '--no-ff', '--no-edit', 'both']);
+  const mergeTip = (await repo.run(['rev-parse', 'HEAD'])).trim();
+  const before = await lastEventId(server);
+  await repo.push(['main', 'both'], bob);
+
+  const events = await eventsOf(server, repo.id, before);
+  expect(kinds(events).filter((k) => k.startsWith('pull_request'))).toEqual(['pull_request.updated', 'pull_request.merged']);
+  const after = (await repo.get(opened.number)).body;
+  expect(after).toMatchObject({
+    state: 'merged',
+    merged_by: ref(bob),
+    merge_commit_sha: mergeTip,
+    head: { sha: h2 },
+    base: { ref: 'main', sha: oldMain },
+    commits: 2,
+  });
+  const pull = `/repos/${repo.id}/pulls/${opened.number}`;
+  expect((await alice.get(`${pull}/commits`)).body.data.map((c: any) => c.sha)).toEqual([h1, h2]);
+  expect((await alice.get(`${pull}/files`)).body.data.map((f: any) => f.filename)).toEqual(['h1.txt', 'h2.txt']);
+});
+
 describe('deleted branches', () => {
   test('deleting the head closes the pull request, which cannot be reopened', async () => {
     const repo = await makeRepo('gone-head', { 'README.md': '# gone\n' });
@@ -627,4 +658,35 @@ test('a merge a crash interrupted between the branch swap and the commit is comp
   server = await server.restart();
   expect(await eventsOf(server, repo.id, last)).toEqual([]);
   expect((await repo.get(opened.number)).body).toEqual(after);
+});
+
+test('a crash-interrupted merge of a pull request closed in between is still completed; its push lists the commits new to main', async () => {
+  const repo = await makeRepo('crash-closed', { 'README.md': '# crash closed\n' });
+  const headSha = await repo.commit('y1', 'y1 work', { 'y1.txt': 'y\n' });
+  await repo.push(['y1'], bob);
+  const opened = (await repo.open({ title: 'Closed meanwhile', head: 'y1' }, bob)).body;
+  await repo.mergeable(opened.number);
+  // The close lands between the merge's branch swap and its (never committed) recording.
+  expect((await alice.patch(`/repos/${repo.id}/pulls/${opened.number}`, { state: 'closed' })).status).toBe(200);
+  const before = await lastEventId(server);
+
+  await server.stop();
+  const bare = path.join(server.dataDir, 'repositories', `${repo.id}.git`);
+  const git = (args: string[]) => sandbox.git(args, { cwd: bare }).then((out) => out.trim());
+  const oldTip = await git(['rev-parse', 'refs/heads/main']);
+  const tree = (await git(['merge-tree', '--write-tree', oldTip, headSha])).split('\n')[0]!;
+  const mergeSha = await git(['commit-tree', tree, '-p', oldTip, '-p', headSha, '-m', `Merge pull request #${opened.number} from y1`]);
+  await git(['update-ref', 'refs/heads/main', mergeSha, oldTip]);
+  await query(
+    server,
+    "insert into git_push_journal (repository_id, user_id, note, commits_new_to, started_at) values ($1, $2, $3::jsonb, 'branch', now())",
+    [repo.id, alice.userId, JSON.stringify({ merge: { pullRequestId: opened.id, sha: mergeSha } })],
+  );
+
+  server = await server.restart();
+  const events = await eventsOf(server, repo.id, before);
+  expect(kinds(events)).toEqual(['push', 'pull_request.merged']);
+  expect(events[0]!.payload.commits.map((c: any) => c.id)).toEqual([headSha, mergeSha]);
+  expect(events[0]!.payload.total_commits).toBe(2);
+  expect((await repo.get(opened.number)).body).toMatchObject({ state: 'merged', merged_by: ref(alice), merge_commit_sha: mergeSha });
 });

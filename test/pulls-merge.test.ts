@@ -222,6 +222,22 @@ describe('squash', () => {
   });
 });
 
+describe('squash with commit_message', () => {
+  test('the message replaces the whole rest: no commit list, no trailers', async () => {
+    const repo = await newRepo({ 'README.md': '# squash message\n' });
+    await repo.commit('told', 'by alice', { 'a.txt': 'a\n' }, { name: 'Alice Anders', email: 'alice@example.test' });
+    const head = await repo.commit('told', 'by bob', { 'b.txt': 'b\n' }, { name: 'Bob Brown', email: 'bob@example.test' });
+    await repo.push(['told']);
+    const pr = await open(repo, { title: 'Told', head: 'told' });
+    await mergeableFor(repo, pr.number, head);
+    const res = await merge(repo, pr.number, { method: 'squash', commit_title: 'One change', commit_message: 'Exactly this.' });
+    expect(res.status).toBe(200);
+    const [tip] = await repo.history('origin/main', 1);
+    expect(tip!.subject).toBe('One change');
+    expect(tip!.body.trim()).toBe('Exactly this.');
+  });
+});
+
 describe('rebase', () => {
   test('each commit replayed in order onto the moved base, keeping author, author date and message', async () => {
     const repo = await newRepo({ 'README.md': '# rebase\n', 'lib.txt': 'lib 1\n', 'other.txt': 'other 1\n' });
