@@ -4,7 +4,7 @@ import { RestError } from './errors.js';
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
- * Reads a REST request body under §5's rules: JSON only, uncompressed (415), at most
+ * Reads a REST request body under the contract's rules: JSON only, uncompressed (415), at most
  * 1 MiB (413, refused before reading when Content-Length says so), valid
  * JSON (400 invalid_json) and an object (400 bad_request). No body reads as {}.
  */

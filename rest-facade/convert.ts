@@ -34,7 +34,7 @@ export class NotAList extends Error {
 
 /**
  * REST JSON → GraphQL variable value of `type`: snake_case keys become
- * camelCase, keys the input type does not have are dropped (§5: unknown
+ * camelCase, keys the input type does not have are dropped (unknown
  * fields are ignored), enum strings are upper-cased. Any other wrong type
  * is left as it is for GraphQL's coercion to reject (→ 422); a lone value
  * where a list belongs, which GraphQL would accept, throws NotAList. `field`

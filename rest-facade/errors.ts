@@ -4,7 +4,7 @@ import type { FieldProblem } from '../src/graphql/errors.js';
 import { locals } from '../src/http/request-context.js';
 import { snakeCase } from './convert.js';
 
-/** GraphQL error code → REST status and snake_case code (§5). */
+/** GraphQL error code → REST status and snake_case code. */
 const BY_CODE: Record<string, [number, string]> = {
   BAD_REQUEST: [400, 'bad_request'],
   INVALID_PAGINATION: [400, 'invalid_pagination'],
@@ -63,7 +63,7 @@ function fieldOfCoercionError(variable: string, message: string): string {
   return snakeCase(field.replace(/\[\d+\]/g, ''));
 }
 
-/** Writes the §5 error body. */
+/** Writes the REST error body. */
 export function sendError(res: Response, error: RestError): void {
   res.status(error.status).json({
     error: { code: error.code, message: error.message, details: error.details },

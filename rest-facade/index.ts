@@ -11,7 +11,7 @@ import { PULL_ROUTES } from './pull-routes.js';
 import { WEBHOOK_ROUTES } from './webhook-routes.js';
 
 /**
- * The REST API of §5 as an Express router, mounted at `/` and `/api`.
+ * The REST API as an Express router, mounted at `/` and `/api`.
  * Each route runs its GraphQL operation in-process and maps the outcome;
  * unknown paths are 404, known paths with another method 405.
  */

@@ -19,7 +19,7 @@ const pullInput = (input: RouteInput) => ({
 });
 const paged = (input: RouteInput) => ({ ...pull(input), ...pageParams(input.query) });
 
-/** §5 and §10: pull requests, their merge and reviews, and (as GitHub has them) their commits and files. */
+/** Pull requests, their merge and reviews, and (as GitHub has them) their commits and files. */
 export const PULL_ROUTES: Route[] = [
   {
     method: 'get',

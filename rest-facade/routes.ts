@@ -24,7 +24,7 @@ export interface RouteInput {
 }
 
 /**
- * One REST endpoint (§5) as a mapping onto a GraphQL operation: which
+ * One REST endpoint as a mapping onto a GraphQL operation: which
  * variables it passes, where its answer sits in the (already REST-shaped)
  * result, and how it is written out. No rule of the service lives here.
  */
@@ -34,7 +34,7 @@ export interface Route {
   document: TypedDocumentNode<any, any>;
   variables: (input: RouteInput) => RestVariables;
   result: (data: any) => unknown;
-  /** record: the value; envelope: §5 list envelope; array: bare array; empty: 204. */
+  /** record: the value; envelope: the list envelope; array: bare array; empty: 204. */
   kind?: 'record' | 'envelope' | 'array' | 'empty';
   status?: number;
   /** Whether the endpoint takes a JSON body. */

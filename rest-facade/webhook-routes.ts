@@ -30,7 +30,7 @@ interface WebhookParent {
   delivery: TypedDocumentNode<any, any>;
 }
 
-/** The §5/§8 webhook endpoints for one parent; the same set serves `/repos/:id/webhooks` and `/user/webhooks`. */
+/** The webhook endpoints for one parent; the same set serves `/repos/:id/webhooks` and `/user/webhooks`. */
 function webhookRoutes(parent: WebhookParent): Route[] {
   const { base, scope } = parent;
   const hook = (input: RouteInput) => ({ ...scope(input), hookId: input.params.hook_id });

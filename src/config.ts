@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 
 /**
- * Service configuration, read once from the environment (§3).
+ * Service configuration, read once from the environment.
  * Every value is validated here so that a bad value stops start-up with a
  * message naming the variable, instead of failing later in some request.
  */

@@ -26,7 +26,7 @@ export interface Guarded {
 }
 
 /**
- * The permission model (§4), in one place:
+ * The permission model, in one place:
  * - site admins and the owner have `admin`;
  * - collaborators have the permission they were given;
  * - everyone (anonymous git readers included) may read a public repository;

@@ -1,5 +1,5 @@
 /**
- * Token scopes (§4). `admin` implies every other scope and `repo` implies
+ * Token scopes. `admin` implies every other scope and `repo` implies
  * `repo:read`, so a check names the least scope an operation needs.
  */
 export const SCOPES = ['repo', 'repo:read', 'admin:repo_hook', 'admin'] as const;

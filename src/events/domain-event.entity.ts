@@ -3,8 +3,8 @@ import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/decorators/legac
 import type { EventType } from './event-types.js';
 
 /**
- * The outbox (§2): one row per change that can fire a webhook, written in the
- * same transaction as the change. The payload is the full §7 body, frozen at
+ * The outbox: one row per change that can fire a webhook, written in the
+ * same transaction as the change. The payload is the full webhook body, frozen at
  * the moment of the change. Repository and owner ids are plain columns, not
  * foreign keys, so events of a deleted repository survive it.
  */

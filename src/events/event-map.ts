@@ -2,7 +2,7 @@ import type { Repository } from '../repositories/repository.entity.js';
 import type { ActorRef } from './payloads.js';
 
 /**
- * The fields of every recorded event (§7), by type and action, besides the
+ * The fields of every recorded event, by type and action, besides the
  * `event`, `action`, `repository` and `sender` that the recorder adds to all
  * of them. Each capability declares its own events from its own folder by
  * augmenting one of these interfaces (`declare module '../events/event-map.js'`),

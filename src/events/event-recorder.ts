@@ -71,7 +71,7 @@ export class EventRecorder {
     else this.committed.set(em, [callback]);
   }
 
-  /** The §7 body: `event`, `action`, the event's own fields, then `repository` and `sender`, built here for every event. */
+  /** The payload: `event`, `action`, the event's own fields, then `repository` and `sender`, built here for every event. */
   private eventOf(change: RecordedChange): DomainEvent {
     return Object.assign(new DomainEvent(), {
       type: change.type,

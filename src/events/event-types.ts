@@ -1,6 +1,6 @@
 import type { RecordedEventType } from './event-map.js';
 
-/** Every webhook event type (§7). `ping` is sent on request only, never recorded as a domain event. */
+/** Every webhook event type. `ping` is sent on request only, never recorded as a domain event. */
 export const EVENT_TYPES = [
   'push',
   'pull_request',

@@ -14,7 +14,7 @@ export function cloneUrl(baseUrl: string, ownerLogin: string, name: string): str
   return `${baseUrl}/${ownerLogin}/${name}.git`;
 }
 
-/** The `repository` object of every payload (§7). */
+/** The `repository` object of every payload. */
 export function repositoryRef(repo: Repository, baseUrl: string) {
   return {
     id: repo.id,

@@ -1,6 +1,6 @@
 import { GitCommandError, runGit } from './run-git.js';
 
-/** A commit as push payloads describe it (seed: `commits[]`). */
+/** A commit as push payloads describe it (`commits[]`). */
 export interface PushCommit {
   id: string;
   message: string;

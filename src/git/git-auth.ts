@@ -35,7 +35,7 @@ const UNAUTHORIZED = 'Authentication required: use a Cairn access token as the p
 const NOT_FOUND = 'Repository not found.';
 
 /**
- * Git's access rules (§4), as GitHub applies them over HTTP:
+ * Git's access rules, as GitHub applies them over HTTP:
  * - bad credentials: 401, so git asks again;
  * - no credentials: public repositories may be fetched (CAIRN_GIT_ANONYMOUS_READ);
  *   everything else is a 401 challenge, the same for a private repository and

@@ -2,7 +2,7 @@ import type { Services } from '../context.js';
 import { mapLimit } from './concurrency.js';
 
 /**
- * Start-up reconciliation (§6): for every repository, compares the recorded
+ * Start-up reconciliation: for every repository, compares the recorded
  * refs with the refs on disk and records the events of any difference, so a
  * process killed between a ref update and its event write loses nothing
  * (see RefTransactions.reconcile).

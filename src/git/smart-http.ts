@@ -28,7 +28,7 @@ interface GitRequest {
 }
 
 /**
- * Git smart HTTP (§6) at `{CAIRN_BASE_URL}/:owner/:repo.git` (suffix
+ * Git smart HTTP at `{CAIRN_BASE_URL}/:owner/:repo.git` (suffix
  * optional): `GET info/refs?service=...`, `POST git-upload-pack`,
  * `POST git-receive-pack`. The protocol itself is the git binary's; this
  * only authenticates, finds the repository and streams.

@@ -19,7 +19,7 @@ export interface Page {
   offset: number;
 }
 
-/** §5: default 30, clamp to 100, negative values are an error (400 invalid_pagination in REST). */
+/** Pages: default 30, clamp to 100, negative values are an error (400 invalid_pagination in REST). */
 export function resolvePage(args: PageArgs): Page {
   const limit = args.limit ?? DEFAULT_LIMIT;
   const offset = args.offset ?? 0;

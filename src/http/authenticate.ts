@@ -3,7 +3,7 @@ import type { Services } from '../context.js';
 import { locals } from './request-context.js';
 
 /**
- * Every REST and GraphQL request needs a valid token (§4). Without one the
+ * Every REST and GraphQL request needs a valid token. Without one the
  * surface-specific `reject` answers 401 with `WWW-Authenticate: Bearer`.
  */
 export function requireToken(services: Services, reject: (req: Request, res: Response, message: string) => void) {

@@ -1,6 +1,6 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics, Gauge } from 'prom-client';
 
-/** Prometheus metrics (§9), one registry per service instance. */
+/** Prometheus metrics, one registry per service instance. */
 export class Metrics {
   readonly registry = new Registry();
 

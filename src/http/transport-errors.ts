@@ -14,7 +14,7 @@ const GRAPHQL_CODES: Record<string, string> = {
 
 /**
  * What went wrong before any route ran — Express's JSON body parser (for
- * /graphql) or the decoding of a path parameter — as a §5 error. These are
+ * /graphql) or the decoding of a path parameter — as a REST error. These are
  * the client's mistakes; anything else is ours (500).
  */
 export function transportError(error: unknown): RestError {

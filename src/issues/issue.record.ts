@@ -2,7 +2,7 @@ import type { Changes } from '../events/event-map.js';
 import { actorRef, iso } from '../events/payloads.js';
 import type { Issue } from './issue.entity.js';
 
-/** The §5 issue record, as it appears in webhook payloads (the REST facade yields the same shape). */
+/** The issue record, as it appears in webhook payloads (the REST facade yields the same shape). */
 export function issueRecord(issue: Issue) {
   return {
     id: issue.id,
@@ -24,7 +24,7 @@ export type IssueRecord = ReturnType<typeof issueRecord>;
 
 declare module '../events/event-map.js' {
   interface ActionEvents {
-    /** §7 `issues`: the issue as it is after the change. */
+    /** `issues`: the issue as it is after the change. */
     issues: {
       opened: { issue: IssueRecord };
       updated: { issue: IssueRecord; changes: Changes };

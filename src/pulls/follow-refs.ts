@@ -24,7 +24,7 @@ function mergeNoteOf(note: unknown): MergeNote['merge'] | null {
 const BRANCH = 'refs/heads/';
 
 /**
- * Pull requests follow their branches (§6, §10), inside the transaction that
+ * Pull requests follow their branches, inside the transaction that
  * records each ref change — a push, a merge, or what reconciliation finds:
  *
  * - a merge through the API (named by the journal's note) whose sha is now

@@ -18,7 +18,7 @@ function refuseUnmergeable(pr: { state: string; draft: boolean }): void {
 }
 
 /**
- * Merges a pull request (§10), needing write access:
+ * Merges a pull request, needing write access:
  *
  * 1. The new commit(s) are made from the pull request's exact base and head
  *    shas with git plumbing (merge-commits.ts), before any lock: objects only.

@@ -22,7 +22,7 @@ interface StalePullRequest {
 
 /**
  * Computes whether open pull requests merge cleanly, off the request path
- * (§10), with `git merge-tree --write-tree` for the exact (base sha, head sha)
+ *, with `git merge-tree --write-tree` for the exact (base sha, head sha)
  * pair, and stores the result with that pair. The write is conditional on
  * the pair still being current, so a result computed for a pair a push has
  * since replaced is dropped, never reported.

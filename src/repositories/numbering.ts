@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { notFound } from '../graphql/errors.js';
 
 /**
- * Next number of the sequence that issues and pull requests share (§5).
+ * Next number of the sequence that issues and pull requests share.
  * Must run inside the transaction that inserts the numbered record: the
  * UPDATE takes the repository row's lock until commit, so concurrent
  * creators queue up (no duplicates) and a rolled-back insert gives its

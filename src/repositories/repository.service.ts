@@ -43,7 +43,7 @@ async function loadRepository(em: EntityManager, condition: string, params: unkn
   return em.map(Repository, repositoryRow);
 }
 
-/** The repository, if the viewer holds `needed` on it (and the token `scope`, when named); 404/403 otherwise (§4). */
+/** The repository, if the viewer holds `needed` on it (and the token `scope`, when named); 404/403 otherwise. */
 export async function repositoryFor(ctx: RequestContext, id: string, needed = Permission.READ, scope?: Scope): Promise<Repository> {
   const repo = await findRepository(ctx.em, id);
   if (!repo) throw notFound('repository');

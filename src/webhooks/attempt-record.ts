@@ -22,7 +22,7 @@ export interface AttemptFacts {
 }
 
 /**
- * What follows an attempt (§8.2): success ends the delivery; a failure waits
+ * What follows an attempt: success ends the delivery; a failure waits
  * for the next retry delay, counted from the failure, or — after the last —
  * ends it as failed. The attempt row and the delivery's new state are one
  * statement. A delivery cancelled meanwhile stays cancelled.

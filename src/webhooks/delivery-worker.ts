@@ -54,7 +54,7 @@ interface Drain {
 }
 
 /**
- * Runs webhook deliveries (§8.2). A drain sends one webhook's due
+ * Runs webhook deliveries. A drain sends one webhook's due
  * deliveries: it claims only as many as it can start at once (SKIP LOCKED,
  * with a lease a crashed worker's claims outlive only briefly), at most
  * `perWebhookConcurrency` in flight — two while the webhook is failing — and

@@ -49,7 +49,7 @@ export class DeliveryResponse {
 }
 
 /**
- * One delivery (§8.2): an event for one webhook, with a fixed body. It keeps
+ * One delivery: an event for one webhook, with a fixed body. It keeps
  * its UUID through retries and redeliveries; each redelivery starts a new
  * series of attempts.
  */

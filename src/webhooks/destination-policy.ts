@@ -1,7 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 
 /**
- * Where webhooks may be sent (CAIRN_WEBHOOK_ALLOWED_HOSTS, §3, §8.2): a list
+ * Where webhooks may be sent (CAIRN_WEBHOOK_ALLOWED_HOSTS): a list
  * of rules, any of which allows a destination.
  *  - `external`: public unicast addresses only (the default);
  *  - `private`: RFC 1918 and IPv6 unique-local addresses;

@@ -26,7 +26,7 @@ class PolicyRefusal extends Error {
 }
 
 /**
- * Sends one webhook request (§8.2): POST with the given headers and body,
+ * Sends one webhook request: POST with the given headers and body,
  * a whole-request timeout (DNS, connect, response and body), no redirects
  * (3xx is a failure), and the destination policy applied to the address
  * actually dialled. Never throws: every way of failing becomes an outcome.

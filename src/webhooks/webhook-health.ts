@@ -3,7 +3,7 @@ import type { Logger } from '../logger.js';
 import type { AttemptOutcome } from './http-sender.js';
 
 /**
- * A webhook's failure streak and auto-disable (§8.2). `failing_since` is the
+ * A webhook's failure streak and auto-disable. `failing_since` is the
  * first failure of the current streak and a success ends it. When a webhook
  * still failing has had no success for CAIRN_WEBHOOK_DISABLE_AFTER since then,
  * it becomes inactive (`consistent_failure`) and its pending deliveries are

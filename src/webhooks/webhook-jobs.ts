@@ -65,7 +65,7 @@ async function pendingCount(orm: MikroORM): Promise<number> {
 }
 
 /**
- * Deletes delivery history older than the retention (§8.2) in batches of
+ * Deletes delivery history older than the retention in batches of
  * 1,000 picked through the created_at index, each its own short statement,
  * so deliveries in progress never wait behind a long delete. Domain events
  * of that age go too (their deliveries were created with them).

@@ -5,7 +5,7 @@ import { User } from '../auth/user.entity.js';
 import { newId } from '../ids.js';
 import { Repository } from '../repositories/repository.entity.js';
 
-/** `last_response` of a webhook record (§8.1): how its latest attempt ended. */
+/** `last_response` of a webhook record: how its latest attempt ended. */
 @ObjectType('WebhookLastResponse')
 export class WebhookLastResponse {
   @Field(() => Int, { nullable: true })
@@ -19,7 +19,7 @@ export class WebhookLastResponse {
 }
 
 /**
- * A webhook (§8.1): of one repository, or owner-level (no repository: every
+ * A webhook: of one repository, or owner-level (no repository: every
  * repository of `user`). The secret is stored only encrypted (AES-256-GCM).
  */
 @ObjectType('Webhook')

@@ -1,7 +1,7 @@
 import { iso } from '../events/payloads.js';
 import type { Webhook } from './webhook.entity.js';
 
-/** The §8.1 webhook record, as it appears in a ping's `hook` (the REST facade yields the same shape). */
+/** The webhook record, as it appears in a ping's `hook` (the REST facade yields the same shape). */
 export function webhookRecord(hook: Webhook) {
   return {
     id: hook.id,

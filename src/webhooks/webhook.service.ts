@@ -88,7 +88,7 @@ function checkSecret(secret: string | null | undefined, problems: Problems): voi
   }
 }
 
-/** Creating a webhook sends nothing (§8.1); a generated secret is returned this once. */
+/** Creating a webhook sends nothing; a generated secret is returned this once. */
 export async function createWebhook(ctx: RequestContext, input: CreateWebhookInput): Promise<CreatedWebhook> {
   const { repository } = await parentFor(ctx, input.repositoryId);
   const { webhooks } = ctx.services;
@@ -210,7 +210,7 @@ export async function deliveryOf(em: EntityManager, hook: Webhook, deliveryId: s
   return delivery;
 }
 
-/** Delivery history, newest first (§8.2), optionally by status and event type. */
+/** Delivery history, newest first, optionally by status and event type. */
 export async function listDeliveries(
   ctx: RequestContext,
   hook: Webhook,

@@ -14,7 +14,7 @@ import { dueWebhooks, scheduleWebhookJobs, webhookJobs } from './webhook-jobs.js
 import { WebhookHealth } from './webhook-health.js';
 import { VERSION } from '../version.js';
 
-/** §1: the User-Agent of every webhook request. */
+/** The User-Agent of every webhook request. */
 export const USER_AGENT = `Cairn-Hookshot/${VERSION}`;
 
 /** Attempts in flight at once per webhook and process. */
