@@ -452,9 +452,7 @@ test('a merge made locally and pushed marks the pull request merged by the pushe
   const first = (await repo.open({ title: 'M1', head: 'm1' }, bob)).body.number;
 
   // git merge --no-ff, pushed by bob.
-  await repo.checkout('main');
-  await repo.run(['merge', '--quiet', '--no-ff', '--no-edit', 'm1']);
-  const mergeTip = (await repo.run(['rev-parse', 'HEAD'])).trim();
+  const mergeTip = await repo.mergeLocally('m1');
   let before = await lastEventId(server);
   await repo.push(['main'], bob);
   let events = await eventsOf(server, repo.id, before);
@@ -495,9 +493,7 @@ test('one push that merges the head into main and moves the head too: merged, it
   expect(opened.commits).toBe(1);
 
   const h2 = await repo.commit('both', 'h2', { 'h2.txt': '2\n' });
-  await repo.checkout('main');
-  await repo.run(['merge', '--quiet', '--no-ff', '--no-edit', 'both']);
-  const mergeTip = (await repo.run(['rev-parse', 'HEAD'])).trim();
+  const mergeTip = await repo.mergeLocally('both');
   const before = await lastEventId(server);
   await repo.push(['main', 'both'], bob);
 
@@ -548,9 +544,7 @@ describe('deleted branches', () => {
     const d2 = await repo.commit('d2', 'd2 work', { 'd2.txt': 'd\n' });
     await repo.push(['d2'], bob);
     const n = (await repo.open({ title: 'D2', head: 'd2' }, bob)).body.number;
-    await repo.checkout('main');
-    await repo.run(['merge', '--quiet', '--no-ff', '--no-edit', 'd2']);
-    const tip = (await repo.run(['rev-parse', 'HEAD'])).trim();
+    const tip = await repo.mergeLocally('d2');
     const before = await lastEventId(server);
     await repo.push(['main', ':d2'], bob);
     const events = await eventsOf(server, repo.id, before);

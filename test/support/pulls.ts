@@ -66,6 +66,13 @@ export class PullRepo {
     return this.git.commit(this.work, message, files, env);
   }
 
+  /** Merges `branch` into main in the work tree (`git merge --no-ff`, a merge made outside the API); returns the new main tip. Does not push. */
+  async mergeLocally(branch: string): Promise<string> {
+    await this.checkout('main');
+    await this.run(['merge', '--quiet', '--no-ff', '--no-edit', branch]);
+    return (await this.run(['rev-parse', 'HEAD'])).trim();
+  }
+
   /** Pushes branches (refspecs) with the owner's token, or another client's. */
   async push(refspecs: string[], as?: Client & { login: string }, extra: string[] = []): Promise<void> {
     const url = as ? remoteUrl(this.server, this.owner.login, this.name, as.token) : 'origin';
