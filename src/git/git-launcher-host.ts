@@ -5,12 +5,15 @@ export interface LaunchedGit {
   code: number | null;
   stdout: Buffer;
   stderr: string;
+  /** Output went past `maxOutputBytes`: git was stopped, `stdout` holds the first bytes. */
+  truncated: boolean;
 }
 
 export interface LaunchOptions {
   cwd?: string;
   input?: string | Buffer;
   env?: NodeJS.ProcessEnv;
+  maxOutputBytes: number;
 }
 
 const LAUNCHER = fileURLToPath(new URL('./git-launcher.js', import.meta.url));
@@ -39,7 +42,8 @@ class GitLauncher {
     return new Promise<LaunchedGit>((resolve, reject) => {
       if (this.pending.size === 0) channelOf(child)?.ref(); // a call in flight keeps the process alive, as a child would
       this.pending.set(id, { resolve, reject });
-      child.send({ id, args, cwd: options.cwd, input: options.input, env: options.env }, (error) => {
+      const { cwd, input, env, maxOutputBytes } = options;
+      child.send({ id, args, cwd, input, env, maxOutputBytes }, (error) => {
         if (error) this.settle(id)?.reject(error);
       });
     });
@@ -55,11 +59,11 @@ class GitLauncher {
 
   private start(): ChildProcess {
     const child = fork(LAUNCHER, [], { serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'], execArgv: [] });
-    child.on('message', (answer: { id: number; code: number | null; stdout: Uint8Array; stderr: string }) => {
+    child.on('message', (answer: { id: number; code: number | null; stdout: Uint8Array; stderr: string; truncated: boolean }) => {
       const waiting = this.settle(answer.id);
       if (!waiting) return;
       const stdout = Buffer.from(answer.stdout.buffer, answer.stdout.byteOffset, answer.stdout.byteLength);
-      waiting.resolve({ code: answer.code, stdout, stderr: answer.stderr });
+      waiting.resolve({ code: answer.code, stdout, stderr: answer.stderr, truncated: answer.truncated });
     });
     child.on('exit', () => {
       if (this.child === child) this.child = null;

@@ -2,9 +2,11 @@ import { spawn } from 'node:child_process';
 
 /**
  * The helper process that starts git commands for the service (see
- * git-launcher-host.ts). It receives `{id, args, cwd, input, env}` over IPC,
- * runs git (never a shell) and answers `{id, code, stdout, stderr}`. It ends
- * with the service: when the IPC channel closes, it exits.
+ * git-launcher-host.ts). It receives `{id, args, cwd, input, env, maxOutputBytes}`
+ * over IPC, runs git (never a shell) and answers `{id, code, stdout, stderr,
+ * truncated}`: past `maxOutputBytes` of output git is stopped and the first
+ * bytes are answered. It ends with the service: when the IPC channel closes,
+ * it exits.
  */
 interface Request {
   id: number;
@@ -12,7 +14,11 @@ interface Request {
   cwd?: string;
   input?: Uint8Array | string;
   env?: Record<string, string | undefined>;
+  maxOutputBytes: number;
 }
+
+/** stderr kept per command: enough to say what went wrong. */
+const MAX_STDERR_BYTES = 64 * 1024;
 
 process.on('message', (request: Request) => {
   const child = spawn('git', request.args, {
@@ -22,9 +28,29 @@ process.on('message', (request: Request) => {
   });
   const out: Buffer[] = [];
   const err: Buffer[] = [];
-  child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-  child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-  const answer = (code: number | null, stderr: string) => process.send?.({ id: request.id, code, stdout: Buffer.concat(out), stderr });
+  let size = 0;
+  let errSize = 0;
+  let truncated = false;
+  child.stdout.on('data', (chunk: Buffer) => {
+    if (truncated) return;
+    const room = request.maxOutputBytes - size;
+    out.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
+    size += Math.min(chunk.length, room);
+    if (chunk.length > room) {
+      truncated = true;
+      child.kill('SIGKILL');
+    }
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    if (errSize < MAX_STDERR_BYTES) err.push(chunk);
+    errSize += chunk.length;
+  });
+  let answered = false;
+  const answer = (code: number | null, stderr: string) => {
+    if (answered) return;
+    answered = true;
+    process.send?.({ id: request.id, code, stdout: Buffer.concat(out), stderr, truncated });
+  };
   child.on('error', (error) => answer(null, String(error)));
   child.on('close', (code) => answer(code, Buffer.concat(err).toString('utf8')));
   child.stdin.on('error', () => undefined); // git may exit before reading all input
