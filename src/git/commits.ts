@@ -1,4 +1,4 @@
-import { GitCommandError, runGit } from './run-git.js';
+import { GitCommandError, runGit, runGitHead } from './run-git.js';
 
 /** A commit as push payloads describe it (`commits[]`). */
 export interface PushCommit {
@@ -74,35 +74,97 @@ export async function isAncestor(dir: string, ancestor: string, descendant: stri
   }
 }
 
+/** Messages in payloads are cut here (a push of a few huge messages must stay recordable). */
+export const MAX_MESSAGE_CHARS = 64 * 1024;
+/** Commit objects read by one `git log`: chunks of at most this many bytes. */
+const LOG_CHUNK_BYTES = 16 * 1024 * 1024;
+/** A commit larger than this is described from a prefix of its object only. */
+const LARGE_COMMIT_BYTES = 1024 * 1024;
+/** Commits whose changed paths one `diff-tree` lists, and the output it may keep. */
+const DIFF_CHUNK_COMMITS = 256;
+const DIFF_CHUNK_BYTES = 32 * 1024 * 1024;
+
+const cut = (message: string) => (message.length > MAX_MESSAGE_CHARS ? `${message.slice(0, MAX_MESSAGE_CHARS)}…` : message);
+
 /**
- * Describes commits for payloads with two git processes whatever their
- * number: `log` for the metadata, `diff-tree --stdin` for the paths each
- * commit added, modified and removed against its first parent (a root
- * commit against the empty tree; renames detected and reported as removed
- * old path + added new path, as GitHub does).
+ * Describes commits for payloads, with a bounded number of git processes and
+ * bounded memory whatever the commits hold: `log` for the metadata and
+ * messages (chunked by object size; a huge commit's message from a prefix of
+ * its object), `diff-tree --stdin` for the paths each commit added, modified
+ * and removed against its first parent (a root commit against the empty tree;
+ * renames detected and reported as removed old path + added new path, as
+ * GitHub does), chunked too, listing what fits of a commit with millions of paths.
  */
 export async function describeCommits(dir: string, shas: string[]): Promise<Map<string, PushCommit>> {
   const described = new Map<string, PushCommit>();
   const unique = [...new Set(shas)];
   if (!unique.length) return described;
+  const sizes = await objectSizes(dir, unique);
+  const regular = unique.filter((sha) => (sizes.get(sha) ?? 0) <= LARGE_COMMIT_BYTES);
+  const large = unique.filter((sha) => (sizes.get(sha) ?? 0) > LARGE_COMMIT_BYTES);
 
-  // Both in parallel. Log: NUL-separated fields, 7 per commit (git cuts messages at NUL, so none
-  // contains one). diff-tree: each commit against its first parent, a root against the empty tree.
-  const input = unique.join('\n') + '\n';
+  for (const chunk of chunksBySize(regular, sizes, LOG_CHUNK_BYTES)) {
+    for (const commit of await logCommits(dir, chunk, '%B')) described.set(commit.id, commit);
+  }
+  for (const sha of large) {
+    const [commit] = await logCommits(dir, [sha], '');
+    const { stdout } = await runGitHead(['cat-file', 'commit', sha], MAX_MESSAGE_CHARS * 4 + 64 * 1024, { cwd: dir });
+    const text = stdout.toString('utf8');
+    const body = text.indexOf('\n\n');
+    if (commit) described.set(sha, { ...commit, message: cut(body < 0 ? '' : text.slice(body + 2).replace(/\n+$/, '')) });
+  }
+  for (let start = 0; start < unique.length; start += DIFF_CHUNK_COMMITS) {
+    await addChangedPaths(dir, unique.slice(start, start + DIFF_CHUNK_COMMITS), described);
+  }
+  return described;
+}
+
+async function objectSizes(dir: string, shas: string[]): Promise<Map<string, number>> {
+  const { stdout } = await runGit(['cat-file', '--batch-check=%(objectname) %(objectsize)'], { cwd: dir, input: shas.join('\n') + '\n' });
+  const sizes = new Map<string, number>();
+  for (const line of stdout.split('\n')) {
+    const [sha, size] = line.split(' ');
+    if (sha && size) sizes.set(sha, Number(size));
+  }
+  return sizes;
+}
+
+function chunksBySize(shas: string[], sizes: Map<string, number>, limit: number): string[][] {
+  const chunks: string[][] = [];
+  let current: string[] = [];
+  let total = 0;
+  for (const sha of shas) {
+    const size = sizes.get(sha) ?? 0;
+    if (current.length && total + size > limit) {
+      chunks.push(current);
+      current = [];
+      total = 0;
+    }
+    current.push(sha);
+    total += size;
+  }
+  if (current.length) chunks.push(current);
+  return chunks;
+}
+
+/** Metadata (and with `body` = `%B`, messages) of commits, with one `git log --no-walk`. */
+async function logCommits(dir: string, shas: string[], body: '%B' | ''): Promise<PushCommit[]> {
   const FIELDS = 7;
-  const [{ stdout: log }, { stdout: diff }] = await Promise.all([
-    runGit(['log', '--no-walk=unsorted', '--stdin', '-z', '--format=%H%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%B'], { cwd: dir, input }),
-    runGit(['diff-tree', '--stdin', '--always', '-r', '-z', '--name-status', '-M', '--root', '--diff-merges=first-parent'], {
+  const { stdout } = await runGit(
+    ['log', '--no-walk=unsorted', '--stdin', '-z', `--format=%H%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00${body}`],
+    {
       cwd: dir,
-      input,
-    }),
-  ]);
-  const fields = log.split('\0');
+      input: shas.join('\n') + '\n',
+    },
+  );
+  // NUL-separated fields, 7 per commit (git cuts messages at NUL, so none contains one).
+  const fields = stdout.split('\0');
+  const commits: PushCommit[] = [];
   for (let i = 0; i + FIELDS <= fields.length; i += FIELDS) {
     const [id, authorName, authorEmail, authorDate, committerName, committerEmail, message] = fields.slice(i, i + FIELDS) as string[];
-    described.set(id!, {
+    commits.push({
       id: id!,
-      message: message!.replace(/\n+$/, ''),
+      message: cut(message!.replace(/\n+$/, '')),
       timestamp: authorDate!,
       author: { name: authorName!, email: authorEmail! },
       committer: { name: committerName!, email: committerEmail! },
@@ -111,28 +173,54 @@ export async function describeCommits(dir: string, shas: string[]): Promise<Map<
       removed: [],
     });
   }
+  return commits;
+}
 
-  // Tokens: a commit id, then per changed path a status (A, M, D, T, R<score>, ...) and one path, or two for R/C.
-  const tokens = diff.split('\0');
+/**
+ * The paths each commit changed, from `diff-tree --stdin`. Output past the chunk's limit stops git:
+ * the commits it did not reach are listed one by one, and one that alone overflows lists what fit.
+ */
+async function addChangedPaths(dir: string, shas: string[], described: Map<string, PushCommit>): Promise<void> {
+  const args = ['diff-tree', '--stdin', '--always', '-r', '-z', '--name-status', '-M', '--root', '--diff-merges=first-parent'];
+  const { stdout, truncated } = await runGitHead(args, DIFF_CHUNK_BYTES, { cwd: dir, input: shas.join('\n') + '\n' });
+  const seen = parseChangedPaths(stdout.toString('utf8'), truncated, described);
+  if (!truncated) return;
+  const complete = new Set(seen.slice(0, -1)); // the last one seen may have been cut short
+  for (const sha of shas.filter((sha) => !complete.has(sha))) {
+    const commit = described.get(sha);
+    if (commit) Object.assign(commit, { added: [], modified: [], removed: [] });
+    const one = await runGitHead(args, DIFF_CHUNK_BYTES, { cwd: dir, input: `${sha}\n` });
+    parseChangedPaths(one.stdout.toString('utf8'), one.truncated, described);
+  }
+}
+
+/** Tokens: a commit id, then per changed path a status (A, M, D, T, R<score>, ...) and one path, or two for R/C. Returns the ids seen. */
+function parseChangedPaths(output: string, truncated: boolean, described: Map<string, PushCommit>): string[] {
+  const tokens = output.split('\0');
+  if (truncated) tokens.pop(); // the last token may be cut short
+  const seen: string[] = [];
   let current: PushCommit | undefined;
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;
     if (/^[0-9a-f]{40}$/.test(token)) {
       current = described.get(token);
+      seen.push(token);
     } else if (current && /^[A-Z]\d*$/.test(token)) {
       const kind = token[0]!;
       if (kind === 'R' || kind === 'C') {
-        const from = tokens[++i]!;
-        const to = tokens[++i]!;
+        const from = tokens[++i];
+        const to = tokens[++i];
+        if (from === undefined || to === undefined) break;
         if (kind === 'R') current.removed.push(from);
         current.added.push(to);
       } else {
-        const path = tokens[++i]!;
+        const path = tokens[++i];
+        if (path === undefined) break;
         if (kind === 'A') current.added.push(path);
         else if (kind === 'D') current.removed.push(path);
         else current.modified.push(path);
       }
     }
   }
-  return described;
+  return seen;
 }
