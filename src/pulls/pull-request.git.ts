@@ -18,6 +18,10 @@ registerEnumType(FileStatus, { name: 'PullRequestFileStatus' });
 export const MAX_PATCH_BYTES = 64 * 1024;
 /** Files changing more lines than this get no patch without even producing it. */
 const MAX_PATCH_LINES = 20_000;
+/** Blobs larger than this are binary to these diffs: listed without line counts or patch, and never diffed. */
+const BIG_FILE = '1m';
+/** Blob content one page of files may diff for its patches; files past it are listed without. */
+const PAGE_PATCH_BUDGET_BYTES = 16 * 1024 * 1024;
 
 @ObjectType('PullRequestFile', { description: 'A file the pull request changes, against the merge base of base and head.' })
 export class PullRequestFile {
@@ -82,10 +86,10 @@ export async function countCommitsOf(dir: string, base: string, heads: string[])
   return counts;
 }
 
-/** Whether two commits share any history (a merge base); histories that share none cannot be merged. */
-export async function shareHistory(dir: string, base: string, head: string): Promise<boolean> {
-  const { code } = await runGitAccepting(['merge-base', base, head], [0, 1], { cwd: dir });
-  return code === 0;
+/** The best common ancestor of two commits, or null for histories that share none (and cannot be merged). */
+export async function mergeBase(dir: string, base: string, head: string): Promise<string | null> {
+  const { stdout, code } = await runGitAccepting(['merge-base', base, head], [0, 1], { cwd: dir });
+  return code === 0 ? stdout.trim() : null;
 }
 
 /** The pull request's commits, oldest first (the order a reviewer reads them), paged. */
@@ -102,46 +106,60 @@ export async function listPullCommits(dir: string, base: string, head: string, p
 }
 
 const STATUS: Record<string, FileStatus> = { A: FileStatus.ADDED, D: FileStatus.REMOVED, R: FileStatus.RENAMED };
+const ZERO = '0'.repeat(40);
+
+/** A listed file with the blobs of both sides, which its patch is made from. */
+type ListedFile = PullRequestFile & { before: Side | null; after: Side | null; patchable: boolean };
+interface Side {
+  mode: string;
+  sha: string;
+}
 
 /**
- * The files the pull request changes (three-dot: against the merge base of
- * base and head, as GitHub shows them), in path order, paged. One `git diff
- * --raw --numstat` lists them all; patches are made only for the page.
+ * The files the pull request changes (against the merge base of base and
+ * head, as GitHub shows them), in path order, paged. One `git diff --raw
+ * --numstat` lists them all with the blobs of both sides; the page's patches
+ * are made from those very blobs (see addPatches), so each patch belongs to
+ * its file by construction, whatever the paths hold.
  */
 export async function listPullFiles(dir: string, base: string, head: string, page: Page): Promise<Connection<PullRequestFile>> {
-  const range = `${base}...${head}`;
-  const { stdout } = await runGit(['diff', '--no-color', '--no-ext-diff', '-M', '--raw', '--numstat', '-z', '--full-index', range], {
-    cwd: dir,
-  });
+  // Against the merge base; histories that share none (a head force-pushed to another history) against base itself.
+  const from = (await mergeBase(dir, base, head)) ?? base;
+  const { stdout } = await runGit(
+    [
+      '-c',
+      `core.bigFileThreshold=${BIG_FILE}`,
+      'diff',
+      '--no-color',
+      '--no-ext-diff',
+      '-M',
+      '--raw',
+      '--no-abbrev', // full blob names in the raw entries: the patches are made from them
+      '--numstat',
+      '-z',
+      from,
+      head,
+    ],
+    { cwd: dir },
+  );
   const files = parseRawNumstat(stdout);
   const slice = files.slice(page.offset, page.offset + page.limit);
-  const wanted = slice.filter((file) => file.patchable);
-  if (wanted.length) {
-    const paths = wanted.flatMap((file) => (file.previousFilename ? [file.previousFilename, file.filename] : [file.filename]));
-    const { stdout: diff } = await runGit(
-      ['diff', '--no-color', '--no-ext-diff', '-M', range, '--', ...paths.map((path) => `:(literal)${path}`)],
-      { cwd: dir },
-    );
-    // Blocks come in the same order as the listing (path order, same rename detection).
-    const blocks = diff.split(/^(?=diff --git )/m).filter((block) => block.startsWith('diff --git '));
-    wanted.forEach((file, i) => (file.patch = patchOf(blocks[i])));
-  }
+  await addPatches(dir, slice);
   return connection(
-    slice.map(({ patchable: _patchable, ...file }) => file),
+    slice.map(({ before: _before, after: _after, patchable: _patchable, ...file }) => file),
     files.length,
     page,
   );
 }
 
-type ListedFile = PullRequestFile & { patchable: boolean };
-
-/** `--raw` entries (status, paths) followed by as many `--numstat` entries (line counts), NUL-separated. */
+/** `--raw` entries (modes, blobs, status, paths) followed by as many `--numstat` entries (line counts), NUL-separated. */
 function parseRawNumstat(output: string): ListedFile[] {
   const tokens = output.split('\0');
   const files: ListedFile[] = [];
   let i = 0;
   for (; i < tokens.length && tokens[i]!.startsWith(':'); i++) {
-    const kind = tokens[i]!.split(' ')[4]![0]!;
+    const [srcMode, dstMode, srcSha, dstSha, status] = tokens[i]!.slice(1).split(' ') as [string, string, string, string, string];
+    const kind = status[0]!;
     const renamed = kind === 'R' || kind === 'C';
     const from = renamed ? tokens[++i]! : null;
     const to = tokens[++i]!;
@@ -153,6 +171,8 @@ function parseRawNumstat(output: string): ListedFile[] {
       deletions: 0,
       changes: 0,
       patch: null,
+      before: srcSha === ZERO ? null : { mode: srcMode, sha: srcSha },
+      after: dstSha === ZERO ? null : { mode: dstMode, sha: dstSha },
       patchable: true,
     });
   }
@@ -168,19 +188,82 @@ function parseRawNumstat(output: string): ListedFile[] {
   return files;
 }
 
-/** The hunks of one file's diff block (from the first `@@`), or null when there are none or they are too large. */
-function patchOf(block: string | undefined): string | null {
-  if (!block) return null;
-  const start = block.search(/^@@ /m);
+/** A tree entry of one side of a file, under a name of our own: blobs as plain files (so a typechange diffs as content), submodules as themselves. */
+const entry = (side: Side, name: string) =>
+  side.mode === '160000' ? `160000 commit ${side.sha}\t${name}` : `100644 blob ${side.sha}\t${name}`;
+
+/**
+ * Patches for a page of files, with one `git diff` between two trees made for
+ * it: file i of the page is `f<i>` in both, holding its blob before and after.
+ * Every block of that diff is then named `f<i>`: nothing in a path (spaces,
+ * newlines, bytes that are not UTF-8) or in a file's content can make a patch
+ * land on another file, and renames are the ones the listing found.
+ */
+async function addPatches(dir: string, files: ListedFile[]): Promise<void> {
+  const sizes = await blobSizes(
+    dir,
+    files.filter((file) => file.patchable).flatMap((file) => [file.before, file.after]),
+  );
+  let budget = PAGE_PATCH_BUDGET_BYTES;
+  const chosen = new Map<string, ListedFile>();
+  files.forEach((file, i) => {
+    if (!file.patchable) return;
+    const size = [file.before, file.after].reduce((sum, side) => sum + (side ? (sizes.get(side.sha) ?? 0) : 0), 0);
+    if (size > budget) return;
+    budget -= size;
+    chosen.set(`f${i}`, file);
+  });
+  if (!chosen.size) return;
+  const tree = async (side: 'before' | 'after') => {
+    const lines = [...chosen].flatMap(([name, file]) => (file[side] ? [entry(file[side], name)] : []));
+    const input = lines.map((line) => `${line}\n`).join(''); // no line at all is the empty tree (a blank line is an error)
+    return (await runGit(['mktree', '--missing'], { cwd: dir, input })).stdout.trim();
+  };
+  const [before, after] = await Promise.all([tree('before'), tree('after')]);
+  const { stdout } = await runGit(
+    ['-c', `core.bigFileThreshold=${BIG_FILE}`, 'diff', '--no-color', '--no-ext-diff', '--no-renames', before, after],
+    { cwd: dir },
+  );
+  // Blocks start at "diff --git a/f<i> b/f<i>" lines; a line of content in a patch always starts with
+  // ' ', '+', '-' or '\', so only "\n" (never another line break) can start a header.
+  const blocks = new Map<string, string[]>();
+  for (const block of `\n${stdout}`.split('\ndiff --git ').slice(1)) {
+    const name = /^a\/(f\d+) /.exec(block)?.[1];
+    if (name) blocks.set(name, [...(blocks.get(name) ?? []), block]);
+  }
+  for (const [name, file] of chosen) {
+    const found = blocks.get(name);
+    file.patch = found?.length === 1 ? patchOf(found[0]!) : null; // two blocks: a blob became a submodule or back
+  }
+}
+
+async function blobSizes(dir: string, sides: Array<Side | null>): Promise<Map<string, number>> {
+  const shas = [...new Set(sides.filter((side): side is Side => !!side && side.mode !== '160000').map((side) => side.sha))];
+  const sizes = new Map<string, number>();
+  if (!shas.length) return sizes;
+  const { stdout } = await runGit(['cat-file', '--batch-check=%(objectname) %(objectsize)'], { cwd: dir, input: shas.join('\n') + '\n' });
+  for (const line of stdout.split('\n')) {
+    const [sha, size] = line.split(' ');
+    if (sha && size) sizes.set(sha, Number(size));
+  }
+  return sizes;
+}
+
+/** The hunks of one file's diff block (from its first `@@` line), or null when there are none or they are too large. */
+function patchOf(block: string): string | null {
+  const start = block.indexOf('\n@@ ');
   if (start < 0) return null;
-  const patch = block.slice(start).replace(/\n$/, '');
+  const patch = block.slice(start + 1).replace(/\n$/, '');
   return Buffer.byteLength(patch) > MAX_PATCH_BYTES ? null : patch;
 }
+
+/** Conflicting paths kept of one merge: enough to act on, bounded for records and payloads. */
+export const MAX_CONFLICTS = 100;
 
 export interface MergeTreeResult {
   /** The merged tree; null when the merge conflicts. */
   tree: string | null;
-  /** Paths in conflict. */
+  /** Paths in conflict (the first MAX_CONFLICTS). */
   conflicts: string[];
 }
 
@@ -195,7 +278,7 @@ export async function mergeTree(dir: string, ours: string, theirs: string): Prom
     // Exit 0: merged, the output is the tree. Exit 1: conflicts, the tree (with markers) then the paths.
     const { stdout, code } = await runGitAccepting(args, [0, 1], { cwd: dir });
     const [tree, ...paths] = stdout.split('\0').filter(Boolean);
-    return code === 0 ? { tree: tree!, conflicts: [] } : { tree: null, conflicts: [...new Set(paths)] };
+    return code === 0 ? { tree: tree!, conflicts: [] } : { tree: null, conflicts: [...new Set(paths)].slice(0, MAX_CONFLICTS) };
   } catch (error) {
     if (error instanceof GitCommandError && /unrelated histories/.test(error.stderr)) return { tree: null, conflicts: [] };
     throw error;

@@ -19,7 +19,7 @@ import {
 } from './pull-request.inputs.js';
 import { PullRequest, PullRequestState } from './pull-request.entity.js';
 import { pullRequestView, type PullRequestFacts, type PullRequestView } from './pull-request.view.js';
-import { countCommits, shareHistory } from './pull-request.git.js';
+import { countCommits, mergeBase } from './pull-request.git.js';
 import { pullRequestRecord } from './pull-request.record.js';
 
 /** A pull request as read for a view: its row with its users' logins. */
@@ -184,9 +184,9 @@ interface Tip {
  * reopening): sharing history with it and having commits it lacks. Returns how many.
  */
 async function checkPair(dir: string, base: Tip, head: Tip): Promise<number> {
-  const [commits, related] = await Promise.all([countCommits(dir, base.sha, head.sha), shareHistory(dir, base.sha, head.sha)]);
+  const [commits, common] = await Promise.all([countCommits(dir, base.sha, head.sha), mergeBase(dir, base.sha, head.sha)]);
   const names = `${base.name.slice(0, 100)} and ${head.name.slice(0, 100)}`;
-  if (!related) throw invalid('head', 'no_common_history', `${names} have entirely different histories`);
+  if (!common) throw invalid('head', 'no_common_history', `${names} have entirely different histories`);
   if (commits === 0) throw invalid('head', 'no_commits', `No commits between ${names}: head has nothing base lacks`);
   return commits;
 }
