@@ -38,7 +38,7 @@ export class NotMergeable extends Error {}
 
 /**
  * Makes the commit(s) of a merge with git plumbing only: `merge-tree
- * --write-tree` for the trees, `commit-tree` for the commits. No working
+ * --write-tree` for the trees, `hash-object -t commit` for the commits. No working
  * tree or index of the repository is touched, and nothing points at the new
  * objects until the ref transaction swaps the base branch to the returned
  * sha (unused ones are pruned by gc). Returns the new tip of base.
@@ -72,9 +72,13 @@ function message(title: string, body: string | null | undefined): string {
 async function mergeCommit(dir: string, request: MergeRequest): Promise<string> {
   const tree = await mergedTree(dir, request.base, request.head);
   const title = request.commitTitle ?? `Merge pull request #${request.number} from ${request.headRef}`;
-  return commitTree(dir, tree, [request.base, request.head], message(title, request.commitMessage ?? request.title), {
-    author: request.merger,
-    committer: request.merger,
+  const merger = identity(request.merger, now());
+  return writeCommit(dir, {
+    tree,
+    parents: [request.base, request.head],
+    author: merger,
+    committer: merger,
+    message: message(title, request.commitMessage ?? request.title),
   });
 }
 
@@ -82,9 +86,13 @@ async function squashCommit(dir: string, request: MergeRequest): Promise<string>
   const tree = await mergedTree(dir, request.base, request.head);
   const commits = await commitsToReplay(dir, request.base, request.head);
   const title = request.commitTitle ?? `${request.title} (#${request.number})`;
-  return commitTree(dir, tree, [request.base], message(title, request.commitMessage ?? squashBody(request, commits)), {
-    author: request.author,
-    committer: request.merger,
+  const time = now();
+  return writeCommit(dir, {
+    tree,
+    parents: [request.base],
+    author: identity(request.author, time),
+    committer: identity(request.merger, time),
+    message: message(title, request.commitMessage ?? squashBody(request, commits)),
   });
 }
 
@@ -92,7 +100,7 @@ async function squashCommit(dir: string, request: MergeRequest): Promise<string>
 function squashBody(request: MergeRequest, commits: ReplayedCommit[]): string {
   const own = request.author.email.toLowerCase();
   const coAuthors = new Map<string, string>();
-  for (const { author } of commits) {
+  for (const { signature: author } of commits) {
     const key = author.email.toLowerCase();
     if (key !== own && !coAuthors.has(key)) coAuthors.set(key, `Co-authored-by: ${author.name} <${author.email}>`);
   }
@@ -100,47 +108,66 @@ function squashBody(request: MergeRequest, commits: ReplayedCommit[]): string {
   return [list, [...coAuthors.values()].join('\n')].filter(Boolean).join('\n\n');
 }
 
+/** Commits a rebase merge replays at most (each costs a few git processes): longer pull requests merge or squash. */
+export const MAX_REBASE_COMMITS = 250;
+
 /**
  * Replays each commit of head onto base, oldest first, as `git rebase` would:
- * the same author, author date and message, the merger as committer. A commit
- * whose parent is the current tip keeps its tree; any other is cherry-picked
- * by `merge-tree` against a stand-in commit — the current tip's tree with the
- * original parent as its only parent — so the merge base is exactly that
- * parent (git 2.39's merge-tree has no `--merge-base`). Merge commits cannot
- * be replayed this way: such a pull request is merged with another method.
+ * the same author line (name, email and date, byte for byte) and message, the
+ * merger as committer. A commit whose parent is the current tip keeps its
+ * tree; any other is cherry-picked by `merge-tree` against a stand-in commit —
+ * the current tip's tree with the original parent as its only parent — so the
+ * merge base is exactly that parent (git 2.39's merge-tree has no
+ * `--merge-base`). Merge commits cannot be replayed this way: such a pull
+ * request is merged with another method.
  */
 async function rebaseCommits(dir: string, request: MergeRequest): Promise<string> {
   const commits = await commitsToReplay(dir, request.base, request.head);
-  if (commits.some((commit) => commit.parents.length !== 1)) {
+  if (commits.length > MAX_REBASE_COMMITS) {
+    throw new NotMergeable(
+      `rebase replays at most ${MAX_REBASE_COMMITS} commits and this pull request has ${commits.length}: merge or squash it`,
+    );
+  }
+  if (commits.some((commit) => commit.parents.length === 0)) {
+    throw new NotMergeable('the pull request shares no history with the base branch');
+  }
+  if (commits.some((commit) => commit.parents.length > 1)) {
     throw new NotMergeable('the pull request contains merge commits, which rebase cannot replay: merge or squash it');
   }
+  const committer = identity(request.merger, now());
   let tip = request.base;
   let tipTree = (await runGit(['rev-parse', '--verify', `${tip}^{tree}`], { cwd: dir })).stdout.trim();
   for (const commit of commits) {
     let tree = commit.tree;
     if (commit.parents[0] !== tip) {
-      const standIn = await commitTree(dir, tipTree, [commit.parents[0]!], 'rebase stand-in\n', { author: STAND_IN, committer: STAND_IN });
+      const standIn = await writeCommit(dir, {
+        tree: tipTree,
+        parents: [commit.parents[0]!],
+        author: STAND_IN,
+        committer: STAND_IN,
+        message: 'rebase stand-in',
+      });
       const merged = await mergeTree(dir, standIn, commit.sha);
       if (!merged.tree) throw new NotMergeable(`commit ${commit.sha.slice(0, 12)} does not apply onto the base branch`);
       tree = merged.tree;
     }
-    tip = await commitTree(dir, tree, [tip], `${commit.message}\n`, { author: commit.author, committer: request.merger });
+    tip = await writeCommit(dir, { tree, parents: [tip], author: commit.author, committer, message: commit.message });
     tipTree = tree;
   }
   return tip;
 }
 
-/**
- * A fixed signature for stand-in commits, so the same stand-in is the same object every time. Raw
- * dates are written `@<seconds> <zone>`: without the `@`, git reads a small number as something else.
- */
-const STAND_IN: Signature & { date: string } = { name: 'Cairn', email: 'cairn@localhost', date: '@0 +0000' };
+/** A fixed identity for stand-in commits, so the same stand-in is the same object every time. */
+const STAND_IN = 'Cairn <cairn@localhost> 0 +0000';
 
 interface ReplayedCommit {
   sha: string;
   tree: string;
   parents: string[];
-  author: Signature & { date: string };
+  /** The author line as the commit has it: `Name <email> <seconds> <zone>`. */
+  author: string;
+  /** The same author as a signature (for Co-authored-by trailers). */
+  signature: Signature;
   message: string;
 }
 
@@ -159,28 +186,40 @@ async function commitsToReplay(dir: string, base: string, head: string): Promise
       sha: sha!,
       tree: tree!,
       parents: parents ? parents.split(' ') : [],
-      author: { name: name!, email: email!, date: `@${date!}` },
+      author: `${name!} <${email!}> ${date!}`,
+      signature: { name: name!, email: email! },
       message: body!.replace(/\n+$/, ''),
     });
   }
   return commits;
 }
 
-async function commitTree(
+/** Seconds and zone, as a commit records a time. */
+const now = () => `${Math.floor(Date.now() / 1000)} +0000`;
+
+/** An identity line for a Cairn user: `Name <email> <time>`, without what a commit header cannot hold. */
+function identity(who: Signature, time: string): string {
+  const clean = (text: string) => text.replace(/[<>\n\0]/g, '').trim();
+  return `${clean(who.name)} <${clean(who.email)}> ${time}`;
+}
+
+/**
+ * Writes a commit object as given (`git hash-object -t commit`, which checks
+ * its format as fsck does): unlike `commit-tree`, it keeps an author line
+ * exactly as the replayed commit had it — git accepts names on push that it
+ * would refuse or trim when making a commit from an environment.
+ */
+async function writeCommit(
   dir: string,
-  tree: string,
-  parents: string[],
-  text: string,
-  who: { author: Signature & { date?: string }; committer: Signature },
+  commit: { tree: string; parents: string[]; author: string; committer: string; message: string },
 ): Promise<string> {
-  const env: NodeJS.ProcessEnv = {
-    GIT_AUTHOR_NAME: who.author.name,
-    GIT_AUTHOR_EMAIL: who.author.email,
-    GIT_COMMITTER_NAME: who.committer.name,
-    GIT_COMMITTER_EMAIL: who.committer.email,
-  };
-  if (who.author.date) env.GIT_AUTHOR_DATE = who.author.date;
-  if (who.author === STAND_IN) env.GIT_COMMITTER_DATE = STAND_IN.date;
-  const args = ['commit-tree', '--no-gpg-sign', tree, ...parents.flatMap((parent) => ['-p', parent]), '-F', '-'];
-  return (await runGit(args, { cwd: dir, env, input: text })).stdout.trim();
+  const text = [
+    `tree ${commit.tree}`,
+    ...commit.parents.map((parent) => `parent ${parent}`),
+    `author ${commit.author}`,
+    `committer ${commit.committer}`,
+    '',
+    commit.message.replace(/\n+$/, ''),
+  ].join('\n');
+  return (await runGit(['hash-object', '-t', 'commit', '-w', '--stdin'], { cwd: dir, input: `${text}\n` })).stdout.trim();
 }

@@ -41,7 +41,7 @@ export async function mergePullRequest(ctx: RequestContext, input: MergePullRequ
   if (input.sha != null && !/^[0-9a-f]{40}$/i.test(input.sha)) problems.add('sha', 'invalid_format', 'sha must be a full commit sha');
   if (
     input.commitTitle != null &&
-    (input.commitTitle.trim() === '' || input.commitTitle.length > 256 || input.commitTitle.includes('\n'))
+    (input.commitTitle.trim() === '' || input.commitTitle.length > 256 || /[\x00-\x1f\x7f]/.test(input.commitTitle)) // one line, no control characters
   ) {
     problems.add('commitTitle', 'invalid', 'commit_title must be one non-empty line of at most 256 characters');
   }
