@@ -3,7 +3,7 @@ import { GitSandbox, remoteUrl } from './support/git.js';
 import { CairnServer } from './support/server.js';
 
 /**
- * Who may fetch and push what over git smart HTTP (§4). Each cell is the
+ * Who may fetch and push what over git smart HTTP. Each cell is the
  * status of the request git makes first (`info/refs?service=...`), which
  * decides whether git goes on, asks for credentials (401) or gives up; real
  * git runs check the important cells end to end.

@@ -13,7 +13,7 @@ beforeAll(async () => {
 afterAll(() => server.destroy());
 
 describe('GraphQL API', () => {
-  test('the fixed signatures of §4 exist with their argument and field types', async () => {
+  test('the fixed GraphQL signatures exist with their argument and field types', async () => {
     const { __schema } =
       await user.gql(`{ __schema { mutationType { fields { name args { name type { kind name ofType { kind name } } } type { kind name ofType { name } } } }
       queryType { fields { name type { kind ofType { name } } } } } }`);

@@ -20,7 +20,7 @@ beforeAll(async () => {
 afterAll(() => server.destroy());
 
 describe('issues', () => {
-  test('open an issue: 201 with every §5 field', async () => {
+  test('open an issue: 201 with every documented field', async () => {
     const res = await reporter.post(`/repos/${repoId}/issues`, { title: '  Crash on start  ', body: 'stack trace', labels: ['ignored'] });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
@@ -165,7 +165,7 @@ describe('issues', () => {
   });
 });
 
-describe('domain events outbox (§2)', () => {
+describe('domain events outbox', () => {
   const events = (repo: string) =>
     query<{ type: string; action: string; payload: any }>(
       server,
@@ -173,7 +173,7 @@ describe('domain events outbox (§2)', () => {
       [repo],
     );
 
-  test('repository and issues changes are recorded with their §7 payloads', async () => {
+  test('repository and issues changes are recorded with their payloads', async () => {
     const repo = (await owner.post('/repos', { name: 'evented', description: 'v1' })).body;
     const issue = (await reporter.post(`/repos/${repo.id}/issues`, { title: 'first' })).body;
     await reporter.patch(`/repos/${repo.id}/issues/${issue.number}`, { title: 'second' });

@@ -3,7 +3,7 @@ import { Receiver, eventually } from './support/receiver.js';
 import { CairnServer, sleep } from './support/server.js';
 
 /**
- * Several service processes on one database (§2): migrations and bootstrap
+ * Several service processes on one database: migrations and bootstrap
  * happen once, every event becomes exactly one delivery per webhook, and
  * each delivery is attempted by one process only.
  */

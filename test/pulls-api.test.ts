@@ -43,7 +43,7 @@ afterAll(async () => {
   await git?.cleanup();
 });
 
-/** The §5 error body's status, code and (field, code) details. */
+/** The REST error body's status, code and (field, code) details. */
 function expectError(res: ApiResponse, status: number, code: string, details?: Array<[string, string]>) {
   expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status, code });
   expect(res.body).toEqual({

@@ -4,11 +4,11 @@ import { PullRepo } from './support/pulls.js';
 import { CairnServer } from './support/server.js';
 
 /**
- * Garbage on the pull request routes (§5, §10): each field of a wrong JSON
+ * Garbage on the pull request routes: each field of a wrong JSON
  * type, unknown enum values, nulls, text no column can hold, huge strings,
  * branch names that are not branch names, malformed shas and commit titles,
  * path and query garbage, wrong methods. Each gets its documented 4xx in the
- * §5 error shape (never a 5xx), and afterwards the pull requests, reviews,
+ * REST error shape (never a 5xx), and afterwards the pull requests, reviews,
  * branches and the outbox are exactly as they were. Unknown body fields are
  * ignored (checked last, on a repository of its own).
  */
@@ -75,7 +75,7 @@ const invalid = (field: string, detail?: string): Want => ({ status: 422, code: 
 const NOT_FOUND: Want = { status: 404, code: 'not_found' };
 
 /**
- * Null when the response is one of `wants` in the §5 error shape (code,
+ * Null when the response is one of `wants` in the REST error shape (code,
  * message, details, request_id matching X-Request-Id); otherwise what came
  * back, so one run lists every case the service gets wrong.
  */

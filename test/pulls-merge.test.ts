@@ -5,7 +5,7 @@ import { eventually } from './support/receiver.js';
 import { CairnServer, sleep } from './support/server.js';
 
 /**
- * Merging pull requests (§10) through the running server: merge, squash and
+ * Merging pull requests through the running server: merge, squash and
  * rebase, checked by fetching the result with the real git client and reading
  * its history; refusals, conflicts, concurrency and the push event a merge records.
  */

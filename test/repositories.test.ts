@@ -20,7 +20,7 @@ afterAll(() => server.destroy());
 const repoDir = (id: string) => path.join(server.dataDir, 'repositories', `${id}.git`);
 
 describe('POST /repos', () => {
-  test('creates a repository with every §5 field and a bare git repository on disk', async () => {
+  test('creates a repository with every documented field and a bare git repository on disk', async () => {
     const res = await alice.post('/repos', { name: 'create-me', description: 'd', private: true, default_branch: 'trunk' });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
@@ -275,7 +275,7 @@ describe('single repository', () => {
   });
 });
 
-describe('privacy and permissions (§4)', () => {
+describe('privacy and permissions', () => {
   let secret: { id: string };
   let open: { id: string };
   beforeAll(async () => {

@@ -4,7 +4,7 @@ import { PullRepo } from './support/pulls.js';
 import { CairnServer } from './support/server.js';
 
 /**
- * §5's request rules on every REST route that takes a body or pages, under
+ * The REST request rules on every REST route that takes a body or pages, under
  * both prefixes: malformed JSON 400, a non-object 400, a non-JSON type 415,
  * over 1 MiB 413, a wrong type 422, bad pagination 400 — and nothing changes.
  * The pull request routes are among them, on a repository with an open pull
@@ -88,7 +88,7 @@ const snapshot = async () => ({
   lastEvent: await lastEventId(server),
 });
 
-test('every body route, under / and /api: 400, 400, 415, 413, 422 with the §5 codes, and nothing changes', async () => {
+test('every body route, under / and /api: 400, 400, 415, 413, 422 with the documented codes, and nothing changes', async () => {
   const before = await snapshot();
   const json = { 'content-type': 'application/json' };
   for (const [method, path, wrongTyped] of bodyRoutes()) {

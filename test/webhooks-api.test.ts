@@ -31,7 +31,7 @@ function seedSignatureValid(secret: string, raw: Buffer, header: string | string
   return expected.length === given.length && timingSafeEqual(expected, given);
 }
 
-describe('webhook records (§8.1)', () => {
+describe('webhook records', () => {
   test('create at /api/repos/:id/webhooks: 201, the record, and a generated secret shown once', async () => {
     const res = await owner.post(`/api/repos/${repoId}/webhooks`, { url: receiver.url('/created'), events: ['issues'] });
     expect(res.status).toBe(201);
@@ -144,7 +144,7 @@ describe('webhook records (§8.1)', () => {
   });
 });
 
-describe('deliveries (§8.2)', () => {
+describe('deliveries', () => {
   test('headers and signature, checked with the seed algorithm and with @octokit/webhooks-methods', async () => {
     const hook = (
       await owner.post(`/repos/${repoId}/webhooks`, { url: receiver.url('/signed'), events: ['issues'], secret: 'It’s a secret ✓' })

@@ -3,7 +3,7 @@ import { eventually, Receiver } from './support/receiver.js';
 import { CairnServer } from './support/server.js';
 
 /**
- * The outbox promise (§8.2): once an API call has succeeded, its deliveries
+ * The outbox promise: once an API call has succeeded, its deliveries
  * exist and survive any crash. The service and its embedded PostgreSQL are
  * killed with SIGKILL in the middle of a burst of 500 events; after a restart
  * on the same data dir, every event whose call answered 201 reaches the
