@@ -40,7 +40,11 @@ export class GitStorage {
     await runGit(['config', 'core.logAllRefUpdates', 'false'], { cwd: dir });
   }
 
-  /** Removes a repository's data. It is renamed away first, so it disappears at once even when large. */
+  /**
+   * Removes a repository's data. It is renamed away first, so it disappears at once even when large.
+   * A git process still running in it (a merge being prepared) may write a last object meanwhile:
+   * the removal is tried again a few times, and what still remains is removed at the next start-up.
+   */
   async remove(repositoryId: string): Promise<void> {
     const dir = this.pathFor(repositoryId);
     const doomed = `${dir}.deleted-${randomBytes(4).toString('hex')}`;
@@ -50,7 +54,14 @@ export class GitStorage {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
       throw error;
     }
-    await fs.rm(doomed, { recursive: true, force: true });
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        await fs.rm(doomed, { recursive: true, force: true });
+        return;
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
   }
 
   /** Points HEAD (what a clone checks out) at the default branch. */
