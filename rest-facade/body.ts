@@ -1,7 +1,6 @@
 import type { Request } from 'express';
-import { RestError } from './errors.js';
-
-export const MAX_BODY_BYTES = 1024 * 1024;
+import { DomainError } from '../src/errors/domain-error.js';
+import { MAX_BODY_BYTES, tooLarge } from '../src/http/body-limit.js';
 
 /**
  * Reads a REST request body under the contract's rules: JSON only, uncompressed (415), at most
@@ -14,10 +13,10 @@ export async function readJsonObject(req: Request): Promise<Record<string, unkno
   if (!hasBody) return {};
   const type = (req.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json' && !/^application\/[\w.+-]+\+json$/.test(type)) {
-    throw new RestError(415, 'unsupported_media_type', 'the request body must be application/json');
+    throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'the request body must be application/json');
   }
   const encoding = (req.get('content-encoding') ?? 'identity').trim().toLowerCase();
-  if (encoding !== 'identity') throw new RestError(415, 'unsupported_media_type', 'compressed request bodies are not accepted');
+  if (encoding !== 'identity') throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'compressed request bodies are not accepted');
   if (length !== undefined && Number(length) > MAX_BODY_BYTES) throw tooLarge();
 
   const chunks: Buffer[] = [];
@@ -35,14 +34,10 @@ export async function readJsonObject(req: Request): Promise<Record<string, unkno
         .replace(/^\uFEFF/, ''),
     ); // a UTF-8 byte order mark is harmless
   } catch {
-    throw new RestError(400, 'invalid_json', 'the request body is not valid JSON');
+    throw new DomainError('INVALID_JSON', 'the request body is not valid JSON');
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new RestError(400, 'bad_request', 'the request body must be a JSON object');
+    throw new DomainError('BAD_REQUEST', 'the request body must be a JSON object');
   }
   return parsed as Record<string, unknown>;
-}
-
-export function tooLarge(): RestError {
-  return new RestError(413, 'payload_too_large', `the request body is larger than ${MAX_BODY_BYTES} bytes`);
 }

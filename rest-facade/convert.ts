@@ -14,6 +14,7 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from 'graphql';
+import { snakeCase } from '../src/http/error-answers.js';
 
 /**
  * The REST dialect of a GraphQL value: snake_case keys and lowercase enum
@@ -22,7 +23,7 @@ import {
  * needs no mapping code.
  */
 
-export const snakeCase = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+export { snakeCase };
 export const camelCase = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
 /** A JSON value that is not an array where the API takes a list (GraphQL would wrap it in one). */

@@ -1,14 +1,25 @@
 import express, { type Request, type Response, type Router } from 'express';
 import type { GraphQLSchema } from 'graphql';
 import type { Services } from '../src/context.js';
+import type { Surface } from '../src/server.js';
 import { requireToken } from '../src/http/authenticate.js';
 import { requestContext } from '../src/http/request-context.js';
 import { readJsonObject } from './body.js';
-import { RestError, sendError, sendInternalError, sendMethodNotAllowed } from './errors.js';
+import { DomainError } from '../src/errors/domain-error.js';
+import { internalError, sendMethodNotAllowed, sendRestError } from '../src/http/error-answers.js';
 import { RestOperation } from './operation.js';
 import { ROUTES, type Route } from './routes.js';
 import { PULL_ROUTES } from './pull-routes.js';
 import { WEBHOOK_ROUTES } from './webhook-routes.js';
+
+/** The REST facade as a surface of the core: one router, mounted at `/api` and `/`. */
+export const restSurface: Surface = (services, schema) => {
+  const router = createRestRouter(services, schema);
+  return [
+    ['/api', router],
+    ['/', router],
+  ];
+};
 
 /**
  * The REST API as an Express router, mounted at `/` and `/api`.
@@ -21,7 +32,7 @@ export function createRestRouter(
   routes: Route[] = [...ROUTES, ...PULL_ROUTES, ...WEBHOOK_ROUTES],
 ): Router {
   const router = express.Router();
-  router.use(requireToken(services, (_req, res, message) => sendError(res, new RestError(401, 'unauthorized', message))));
+  router.use(requireToken(services, sendRestError));
 
   for (const route of routes) {
     const operation = new RestOperation(schema, route.document);
@@ -33,7 +44,7 @@ export function createRestRouter(
   for (const [path, methods] of methodsByPath) {
     router.all(path, (req, res) => sendMethodNotAllowed(res, req.method, methods));
   }
-  router.use((_req, res) => sendError(res, new RestError(404, 'not_found', 'no such endpoint')));
+  router.use((_req, res) => sendRestError(res, new DomainError('NOT_FOUND', 'no such endpoint')));
   return router;
 }
 
@@ -43,12 +54,12 @@ async function handle(services: Services, route: Route, operation: RestOperation
     const variables = route.variables({ params: req.params as Record<string, string>, query: req.query as Record<string, unknown>, body });
     const outcome = await operation.run(requestContext(services, res), variables);
     if (!outcome.ok) {
-      if (outcome.error instanceof RestError) return sendError(res, outcome.error);
+      if (outcome.error instanceof DomainError) return sendRestError(res, outcome.error);
       services.log.error({ err: outcome.error.originalError ?? outcome.error, route: route.path }, 'REST operation failed');
-      return sendInternalError(res);
+      return sendRestError(res, internalError());
     }
     const value = route.result(outcome.data);
-    if (value === null || value === undefined) return sendError(res, new RestError(404, 'not_found', 'not found'));
+    if (value === null || value === undefined) return sendRestError(res, new DomainError('NOT_FOUND', 'not found'));
     const status = route.status ?? 200;
     switch (route.kind ?? 'record') {
       case 'empty':
@@ -65,11 +76,8 @@ async function handle(services: Services, route: Route, operation: RestOperation
         res.status(status).json(value);
     }
   } catch (error) {
-    if (error instanceof RestError) {
-      if (error.status === 413) res.setHeader('Connection', 'close'); // the rest of the body is not read
-      return sendError(res, error);
-    }
+    if (error instanceof DomainError) return sendRestError(res, error);
     services.log.error({ err: error, route: route.path }, 'REST request failed');
-    sendInternalError(res);
+    sendRestError(res, internalError());
   }
 }

@@ -10,12 +10,13 @@ import {
 } from 'graphql';
 import type { RequestContext } from '../src/context.js';
 import { NotAList, resultShape, toGraphQLValue, toRest, variableTypes } from './convert.js';
-import { fromGraphQLError, RestError } from './errors.js';
+import { DomainError } from '../src/errors/domain-error.js';
+import { fromGraphQLError } from './errors.js';
 
 /** REST-dialect variable values, keyed by the operation's variable names. */
 export type RestVariables = Record<string, unknown>;
 
-export type OperationOutcome = { ok: true; data: Record<string, unknown> } | { ok: false; error: RestError | GraphQLError };
+export type OperationOutcome = { ok: true; data: Record<string, unknown> } | { ok: false; error: DomainError | GraphQLError };
 
 /**
  * One GraphQL operation as the facade runs it: validated against the schema
@@ -47,7 +48,7 @@ export class RestOperation<TData = unknown> {
     } catch (error) {
       if (!(error instanceof NotAList)) throw error;
       const problem = { field: error.field, code: 'invalid', message: error.message };
-      return { ok: false, error: new RestError(422, 'validation_failed', `Validation failed: ${error.message}`, [problem]) };
+      return { ok: false, error: new DomainError('VALIDATION_FAILED', `Validation failed: ${error.message}`, [problem]) };
     }
     const result = await execute({ schema: this.schema, document: this.document, contextValue: ctx, variableValues });
     const first = result.errors?.[0];

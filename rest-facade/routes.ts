@@ -14,7 +14,7 @@ import {
   UpdateIssueDocument,
   UpdateRepositoryDocument,
 } from './generated/graphql.js';
-import { badRequest, RestError } from './errors.js';
+import { DomainError } from '../src/errors/domain-error.js';
 import type { RestVariables } from './operation.js';
 
 export interface RouteInput {
@@ -47,11 +47,11 @@ export function pageParams(query: Record<string, unknown>): { limit?: number; of
     const raw = query[name];
     if (raw === undefined) return undefined;
     if (typeof raw !== 'string' || !/^-?\d+$/.test(raw)) {
-      throw badRequest('invalid_pagination', `${name} must be a non-negative integer`);
+      throw new DomainError('INVALID_PAGINATION', `${name} must be a non-negative integer`);
     }
     const value = Number(raw);
     if (value < 0) return -1; // the service names the error
-    if (name === 'offset' && value > 2 ** 31 - 1) throw badRequest('invalid_pagination', 'offset is too large');
+    if (name === 'offset' && value > 2 ** 31 - 1) throw new DomainError('INVALID_PAGINATION', 'offset is too large');
     return Math.min(value, 2 ** 31 - 1); // limit: any larger value is clamped by the service anyway
   };
   return { limit: parse('limit'), offset: parse('offset') };
@@ -59,7 +59,7 @@ export function pageParams(query: Record<string, unknown>): { limit?: number; of
 
 /** Pull request and issue numbers: a positive integer, else the resource cannot exist (404). */
 export function numberParam(raw: string | undefined): number {
-  if (!raw || !/^\d{1,9}$/.test(raw) || Number(raw) < 1) throw new RestError(404, 'not_found', 'not found');
+  if (!raw || !/^\d{1,9}$/.test(raw) || Number(raw) < 1) throw new DomainError('NOT_FOUND', 'not found');
   return Number(raw);
 }
 

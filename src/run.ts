@@ -1,9 +1,16 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
+import type { Surface } from './server.js';
 
-/** `npm start`: reads the configuration, starts Cairn, stops it gracefully on SIGTERM/SIGINT. */
-async function main(): Promise<void> {
+/**
+ * Runs Cairn until SIGTERM/SIGINT: reads the configuration (a bad setting
+ * stops start-up at once, naming the variable), starts the service with the
+ * surface it is given mounted onto it, and stops it gracefully. The process
+ * entry (`rest-facade/main.ts`) calls it with the REST facade: the core never
+ * imports the facade.
+ */
+export async function runService(loadSurface: () => Promise<Surface>): Promise<void> {
   let config;
   try {
     config = loadConfig();
@@ -18,7 +25,7 @@ async function main(): Promise<void> {
   const { startService } = await import('./server.js'); // after validation: a bad setting fails fast
   let service;
   try {
-    service = await startService(config, log);
+    service = await startService(config, log, await loadSurface());
   } catch (error) {
     log.fatal({ err: error }, 'Cairn failed to start');
     log.flush(() => process.exit(1));
@@ -44,5 +51,3 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
 }
-
-await main();

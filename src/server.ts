@@ -17,7 +17,8 @@ import { createGitRouter } from './git/smart-http.js';
 import { GitStorage } from './git/storage.js';
 import { startApollo } from './graphql/apollo.js';
 import { getSchema } from './graphql/schema.js';
-import { createApp } from './http/app.js';
+import type { GraphQLSchema } from 'graphql';
+import { createApp, type Mount } from './http/app.js';
 import { Metrics } from './http/metrics.js';
 import { followRefs } from './pulls/follow-refs.js';
 import { Mergeability } from './pulls/mergeability.js';
@@ -25,6 +26,9 @@ import { startAgenda } from './jobs/agenda.js';
 import type { Logger } from './logger.js';
 import { Repository } from './repositories/repository.entity.js';
 import { Webhooks } from './webhooks/webhooks.js';
+
+/** Routers a surface built on the core (the REST facade) mounts onto the app, given the running services and schema. */
+export type Surface = (services: Services, schema: GraphQLSchema) => Mount[];
 
 export interface RunningService {
   services: Services;
@@ -35,7 +39,7 @@ export interface RunningService {
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
-export async function startService(config: Config, log: Logger): Promise<RunningService> {
+export async function startService(config: Config, log: Logger, surface: Surface = () => []): Promise<RunningService> {
   const cleanups: Array<() => Promise<unknown>> = [];
   const cleanUp = async () => {
     for (const step of cleanups.reverse()) await step().catch((error: unknown) => log.error({ err: error }, 'shutdown step failed'));
@@ -92,7 +96,8 @@ export async function startService(config: Config, log: Logger): Promise<Running
       await agenda.getRunningStats();
       return true;
     };
-    const app = createApp({ services, schema, apollo, metrics, ready, extraRouters: [createGitRouter(services, hosting)] });
+    const mounts: Mount[] = [['/', createGitRouter(services, hosting)], ...surface(services, schema)];
+    const app = createApp({ services, apollo, metrics, ready, mounts });
 
     const server = http.createServer(app);
     server.keepAliveTimeout = 65_000;

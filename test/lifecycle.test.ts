@@ -30,7 +30,7 @@ describe('configuration', () => {
     ['MONGODB_URL', 'http://mongo'],
   ])('a bad %s (%p) stops start-up with a message naming it', async (variable, value) => {
     const dataDir = await makeDataDir();
-    const failure = await run(process.execPath, [path.join(ROOT, 'dist/src/main.js')], {
+    const failure = await run(process.execPath, [path.join(ROOT, 'dist/rest-facade/main.js')], {
       env: { PATH: process.env.PATH, CAIRN_DATA_DIR: dataDir, [variable]: value },
     }).then(
       () => null,

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { registerEnumType } from 'type-graphql';
-import { AppError, notFound } from '../graphql/errors.js';
+import { DomainError, notFound } from '../errors/domain-error.js';
 import type { Principal } from './principal.js';
 import { grants, type Scope } from './scopes.js';
 
@@ -68,10 +68,10 @@ export async function authorize(
   const held = await permissionOn(em, viewer, repo);
   if (held === null) throw notFound('repository');
   if (scope && (!viewer || !grants(viewer.scopes, scope))) {
-    throw new AppError('FORBIDDEN', `this token lacks the ${scope} scope`);
+    throw new DomainError('FORBIDDEN', `this token lacks the ${scope} scope`);
   }
   if (!atLeast(held, needed)) {
-    throw new AppError('FORBIDDEN', `${needed} permission on this repository is required`);
+    throw new DomainError('FORBIDDEN', `${needed} permission on this repository is required`);
   }
   return held;
 }

@@ -2,7 +2,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Field, InputType, ObjectType } from 'type-graphql';
 import type { RequestContext } from '../context.js';
-import { AppError, conflict, notFound, Problems } from '../graphql/errors.js';
+import { DomainError, conflict, notFound, Problems } from '../errors/domain-error.js';
 import { looksLikeId } from '../ids.js';
 import { AccessToken } from './access-token.entity.js';
 import { grants, isScope, SCOPES, type Scope } from './scopes.js';
@@ -51,7 +51,7 @@ const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 
 function requireSiteAdmin(ctx: RequestContext): void {
   if (!ctx.viewer.admin || !grants(ctx.viewer.scopes, 'admin')) {
-    throw new AppError('FORBIDDEN', 'site administration needs a site admin token with the admin scope');
+    throw new DomainError('FORBIDDEN', 'site administration needs a site admin token with the admin scope');
   }
 }
 
@@ -116,11 +116,12 @@ export async function createAccessToken(ctx: RequestContext, input: CreateAccess
 
   const scopes = [...new Set(input.scopes)] as Scope[];
   for (const scope of scopes) {
-    if (!grants(ctx.viewer.scopes, scope)) throw new AppError('FORBIDDEN', `this token cannot grant the ${scope} scope it does not hold`);
+    if (!grants(ctx.viewer.scopes, scope))
+      throw new DomainError('FORBIDDEN', `this token cannot grant the ${scope} scope it does not hold`);
   }
   const user = await ctx.em.findOne(User, forOther ? { loginKey: input.login!.toLowerCase() } : { id: ctx.viewer.userId });
   if (!user) throw notFound('user');
-  if (scopes.includes('admin') && !user.admin) throw new AppError('FORBIDDEN', 'only site admins may hold the admin scope');
+  if (scopes.includes('admin') && !user.admin) throw new DomainError('FORBIDDEN', 'only site admins may hold the admin scope');
   return issueToken(ctx.em, user, name, scopes, input.expiresAt ?? null);
 }
 

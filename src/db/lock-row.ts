@@ -1,6 +1,6 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { notFound } from '../graphql/errors.js';
+import { notFound } from '../errors/domain-error.js';
 
 /**
  * Re-reads a loaded entity under a row lock (SELECT … FOR UPDATE) inside the

@@ -1,4 +1,4 @@
-import { invalid, notFound } from '../graphql/errors.js';
+import { invalid, notFound } from '../errors/domain-error.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
 import { isValidBranchName } from '../repositories/names.js';
 import { peelToCommits } from './commits.js';

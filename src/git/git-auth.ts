@@ -3,11 +3,11 @@ import { authorize, Permission } from '../auth/permissions.js';
 import type { Principal } from '../auth/principal.js';
 import { plausibleToken } from '../auth/tokens.js';
 import type { Services } from '../context.js';
-import { AppError } from '../graphql/errors.js';
+import { DomainError } from '../errors/domain-error.js';
 import type { Repository } from '../repositories/repository.entity.js';
 import { findRepositoryByName } from '../repositories/repository.service.js';
 
-export type GitAccess = { ok: true; repo: Repository; viewer: Principal | null } | { ok: false; status: 401 | 403 | 404; message: string };
+export type GitAccess = { ok: true; repo: Repository; viewer: Principal | null } | { ok: false; error: DomainError };
 
 /**
  * The token of a git request: HTTP Basic with the token as password (any
@@ -32,7 +32,10 @@ export function tokenFrom(header: string | undefined): string | null | undefined
 }
 
 const UNAUTHORIZED = 'Authentication required: use a Cairn access token as the password.';
-const NOT_FOUND = 'Repository not found.';
+const refused = (code: 'UNAUTHENTICATED' | 'NOT_FOUND', message: string): GitAccess => ({
+  ok: false,
+  error: new DomainError(code, message),
+});
 
 /**
  * Git's access rules, as GitHub applies them over HTTP:
@@ -55,21 +58,20 @@ export async function gitAccess(
   let viewer: Principal | null = null;
   if (credentials !== undefined) {
     viewer = credentials === null ? null : await services.auth.fromToken(credentials);
-    if (!viewer) return { ok: false, status: 401, message: 'Invalid credentials: the token is unknown, revoked or expired.' };
+    if (!viewer) return refused('UNAUTHENTICATED', 'Invalid credentials: the token is unknown, revoked or expired.');
   }
   const repo = await findRepositoryByName(em, owner, name);
 
   if (!viewer) {
     const anonymousFetch = !write && services.config.gitAnonymousRead && repo && !repo.private;
-    return anonymousFetch ? { ok: true, repo, viewer } : { ok: false, status: 401, message: UNAUTHORIZED };
+    return anonymousFetch ? { ok: true, repo, viewer } : refused('UNAUTHENTICATED', UNAUTHORIZED);
   }
-  if (!repo) return { ok: false, status: 404, message: NOT_FOUND };
+  if (!repo) return refused('NOT_FOUND', 'repository not found');
   try {
     await authorize(em, viewer, repo, write ? Permission.WRITE : Permission.READ);
   } catch (error) {
-    if (!(error instanceof AppError)) throw error;
-    if (error.code === 'NOT_FOUND') return { ok: false, status: 404, message: NOT_FOUND };
-    return { ok: false, status: 403, message: `Permission denied: ${error.message}.` };
+    if (error instanceof DomainError) return { ok: false, error };
+    throw error;
   }
   return { ok: true, repo, viewer };
 }

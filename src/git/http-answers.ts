@@ -1,5 +1,13 @@
 import type { ServerResponse } from 'node:http';
+import { ANSWERS } from '../errors/answers.js';
+import type { DomainError } from '../errors/domain-error.js';
 import { setNoCache, type ServiceRun } from './transport.js';
+
+/** A DomainError as git over HTTP answers it: the table's status and wording. */
+export function sendGitAnswer(res: ServerResponse, error: DomainError): void {
+  const answer = ANSWERS[error.code];
+  sendGitError(res, answer.status, answer.git.replace('{message}', error.message));
+}
 
 /**
  * A plain-text error: git prints the body of a text/plain error response to

@@ -4,11 +4,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import type { Principal } from '../auth/principal.js';
 import type { Services } from '../context.js';
-import { AppError } from '../graphql/errors.js';
+import { DomainError } from '../errors/domain-error.js';
 import type { Repository } from '../repositories/repository.entity.js';
 import { PUSH_REPORT_ENV } from './hooks.js';
 import type { GitHosting } from './hosting.js';
-import { finishGitResponse, sendGitError } from './http-answers.js';
+import { finishGitResponse, sendGitAnswer, sendGitError } from './http-answers.js';
 import { parseReport } from './ref-updates.js';
 import { runRpc, type ServiceRun } from './transport.js';
 
@@ -89,9 +89,9 @@ export async function receivePack(
       'push processed',
     );
   } catch (error) {
-    if (error instanceof AppError && error.code === 'NOT_FOUND') {
-      // Deleted while this push waited for its turn.
-      if (!res.headersSent) sendGitError(res, 404, 'Repository not found.');
+    if (error instanceof DomainError) {
+      // The repository was deleted while this push waited for its turn.
+      if (!res.headersSent) sendGitAnswer(res, error);
       else res.destroy();
       return;
     }

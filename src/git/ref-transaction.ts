@@ -1,7 +1,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type pg from 'pg';
 import type { EventRecorder } from '../events/event-recorder.js';
-import { conflict, notFound } from '../graphql/errors.js';
+import { conflict, notFound } from '../errors/domain-error.js';
 import type { Logger } from '../logger.js';
 import type { Repository } from '../repositories/repository.entity.js';
 import { findRepository } from '../repositories/repository.service.js';

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { notFound } from '../graphql/errors.js';
+import { notFound } from '../errors/domain-error.js';
 import { gitLauncher } from './git-launcher-host.js';
 
 export interface GitResult {

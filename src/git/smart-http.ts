@@ -2,7 +2,7 @@ import express, { type Request, type Response } from 'express';
 import type { Services } from '../context.js';
 import { gitAccess, tokenFrom } from './git-auth.js';
 import type { GitHosting } from './hosting.js';
-import { finishGitResponse, sendGitError } from './http-answers.js';
+import { finishGitResponse, sendGitAnswer, sendGitError } from './http-answers.js';
 import { receivePack } from './receive.js';
 import { advertiseRefs, gitProtocolFrom, runRpc, type GitService } from './transport.js';
 
@@ -54,7 +54,7 @@ async function handle(services: Services, hosting: GitHosting, req: Request, res
 
   const em = services.orm.em.fork();
   const access = await gitAccess(services, em, tokenFrom(req.get('authorization')), owner, name, service === 'receive-pack');
-  if (!access.ok) return sendGitError(res, access.status, access.message);
+  if (!access.ok) return sendGitAnswer(res, access.error);
 
   req.setTimeout(IDLE_TIMEOUT_MS, () => req.destroy());
   const dir = services.git.pathFor(access.repo.id);

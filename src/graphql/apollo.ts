@@ -3,7 +3,8 @@ import { unwrapResolverError } from '@apollo/server/errors';
 import { GraphQLError, Kind, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import type { RequestContext } from '../context.js';
 import type { Logger } from '../logger.js';
-import { AppError } from './errors.js';
+import { ANSWERS } from '../errors/answers.js';
+import { DomainError } from '../errors/domain-error.js';
 import { depthLimit, MAX_COST, MAX_DEPTH, operationCost } from './limits.js';
 
 /** Codes that carry a message meant for the client; anything else is masked as INTERNAL. */
@@ -17,10 +18,18 @@ const CLIENT_CODES = new Set([
   'BAD_REQUEST',
 ]);
 
-/** Client errors pass through; anything unexpected is logged and reduced to a stack-less INTERNAL error. */
+/**
+ * How GraphQL answers an error: a use case's DomainError by the one table (its
+ * `extensions.code`, and `details` for invalid fields); GraphQL's own client
+ * errors pass through; anything unexpected is logged and reduced to a
+ * stack-less INTERNAL error.
+ */
 export function maskError(formatted: GraphQLFormattedError, error: unknown, log: Logger): GraphQLFormattedError {
   const original = unwrapResolverError(error);
-  if (original instanceof AppError) return { ...formatted, extensions: original.extensions };
+  if (original instanceof DomainError) {
+    const extensions = { code: ANSWERS[original.code].graphql, ...(original.details.length ? { details: original.details } : {}) };
+    return { message: original.message, locations: formatted.locations, path: formatted.path, extensions };
+  }
   const code = formatted.extensions?.code;
   if (typeof code === 'string' && CLIENT_CODES.has(code)) {
     return { message: formatted.message, locations: formatted.locations, path: formatted.path, extensions: { code } };
@@ -30,7 +39,13 @@ export function maskError(formatted: GraphQLFormattedError, error: unknown, log:
     return { message: formatted.message, locations: formatted.locations, extensions: { code: 'BAD_USER_INPUT' } };
   }
   log.error({ err: original }, 'unexpected error in a GraphQL operation');
-  return { message: 'Internal server error', path: formatted.path, extensions: { code: 'INTERNAL' } };
+  return { message: 'Internal server error', path: formatted.path, extensions: { code: ANSWERS.INTERNAL.graphql } };
+}
+
+/** A DomainError raised before execution (by a plugin): a GraphQLError with the table's code and HTTP status. */
+export function requestError(error: DomainError): GraphQLError {
+  const answer = ANSWERS[error.code];
+  return new GraphQLError(error.message, { extensions: { code: answer.graphql, http: { status: answer.status } } });
 }
 
 function costLimit(schema: GraphQLSchema): ApolloServerPlugin<RequestContext> {
@@ -47,11 +62,7 @@ function costLimit(schema: GraphQLSchema): ApolloServerPlugin<RequestContext> {
             if (!(error instanceof GraphQLError)) throw error;
             throw new GraphQLError(error.message, { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } });
           }
-          if (cost > MAX_COST) {
-            throw new GraphQLError(`query cost ${cost} exceeds the limit of ${MAX_COST}`, {
-              extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
-            });
-          }
+          if (cost > MAX_COST) throw requestError(new DomainError('BAD_REQUEST', `query cost ${cost} exceeds the limit of ${MAX_COST}`));
         },
       };
     },

@@ -1,3 +1,4 @@
+import { ANSWERS } from '../errors/answers.js';
 import {
   getNullableType,
   GraphQLError,
@@ -49,7 +50,10 @@ export function depthLimit(max: number) {
         const depth = depthOf(node.selectionSet, new Set());
         if (depth > max) {
           context.reportError(
-            new GraphQLError(`query depth ${depth} exceeds the limit of ${max}`, { nodes: [node], extensions: { code: 'BAD_REQUEST' } }),
+            new GraphQLError(`query depth ${depth} exceeds the limit of ${max}`, {
+              nodes: [node],
+              extensions: { code: ANSWERS.BAD_REQUEST.graphql },
+            }),
           );
         }
       },

@@ -1,6 +1,6 @@
 import { ArgsType, Field, Int, ObjectType } from 'type-graphql';
 import type { ClassType } from 'type-graphql';
-import { AppError } from './errors.js';
+import { DomainError } from '../errors/domain-error.js';
 
 export const DEFAULT_LIMIT = 30;
 export const MAX_LIMIT = 100;
@@ -24,7 +24,7 @@ export function resolvePage(args: PageArgs): Page {
   const limit = args.limit ?? DEFAULT_LIMIT;
   const offset = args.offset ?? 0;
   if (limit < 0 || offset < 0) {
-    throw new AppError('INVALID_PAGINATION', 'limit and offset must be non-negative integers');
+    throw new DomainError('INVALID_PAGINATION', 'limit and offset must be non-negative integers');
   }
   return { limit: Math.min(limit, MAX_LIMIT), offset };
 }

@@ -1,5 +1,5 @@
 import { defaultFieldResolver, isObjectType, type GraphQLSchema } from 'graphql';
-import { invalid } from './errors.js';
+import { invalid } from '../errors/domain-error.js';
 
 /**
  * PostgreSQL text cannot hold U+0000, and a lone UTF-16 surrogate cannot be

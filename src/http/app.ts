@@ -1,35 +1,34 @@
 import { expressMiddleware } from '@as-integrations/express5';
 import type { ApolloServer } from '@apollo/server';
-import express, { type Express, type Request, type Response } from 'express';
-import type { GraphQLSchema } from 'graphql';
-import { MAX_BODY_BYTES } from '../../rest-facade/body.js';
-import { sendMethodNotAllowed } from '../../rest-facade/errors.js';
-import { createRestRouter } from '../../rest-facade/index.js';
+import express, { type Express, type Router } from 'express';
 import type { RequestContext, Services } from '../context.js';
 import { requireToken } from './authenticate.js';
+import { MAX_BODY_BYTES } from './body-limit.js';
+import { sendGraphQLError, sendMethodNotAllowed } from './error-answers.js';
 import type { Metrics } from './metrics.js';
 import { requestContext, requestTracking } from './request-context.js';
 import { transportErrorHandler } from './transport-errors.js';
 
+/** A router and where it is mounted. */
+export type Mount = [path: string, router: Router];
+
 export interface AppParts {
   services: Services;
-  schema: GraphQLSchema;
   apollo: ApolloServer<RequestContext>;
   metrics: Metrics;
   ready: () => Promise<boolean>;
-  /** Routers mounted before the REST facade (git smart HTTP), which authenticate on their own. */
-  extraRouters?: express.Router[];
-}
-
-function graphqlUnauthorized(_req: Request, res: Response, message: string): void {
-  res.status(401).json({ errors: [{ message, extensions: { code: 'UNAUTHENTICATED' } }] });
+  /**
+   * Routers mounted after `/graphql`, in order: git smart HTTP (which authenticates on its own), then
+   * whatever the service is run with — the REST facade, mounted from outside the core.
+   */
+  mounts: Mount[];
 }
 
 /**
- * Route order: operations endpoints (no token), then git (own auth), then
- * GraphQL and the REST facade, both behind a bearer token.
+ * Route order: operations endpoints (no token), GraphQL behind a bearer
+ * token, then the mounted routers.
  */
-export function createApp({ services, schema, apollo, metrics, ready, extraRouters = [] }: AppParts): Express {
+export function createApp({ services, apollo, metrics, ready, mounts }: AppParts): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -48,18 +47,14 @@ export function createApp({ services, schema, apollo, metrics, ready, extraRoute
   });
   app.all(['/healthz', '/readyz', '/metrics'], (req, res) => sendMethodNotAllowed(res, req.method, ['GET', 'HEAD']));
 
-  for (const router of extraRouters) app.use(router);
-
   app.use(
     '/graphql',
-    requireToken(services, graphqlUnauthorized),
+    requireToken(services, sendGraphQLError),
     express.json({ limit: MAX_BODY_BYTES }),
     expressMiddleware(apollo, { context: async ({ res }) => requestContext(services, res) }),
   );
 
-  const rest = createRestRouter(services, schema);
-  app.use('/api', rest);
-  app.use('/', rest);
+  for (const [path, router] of mounts) app.use(path, router);
   app.use(transportErrorHandler(services.log));
   return app;
 }

@@ -4,7 +4,7 @@ import { grants } from '../auth/scopes.js';
 import { lockForUpdate } from '../db/lock-row.js';
 import { User } from '../auth/user.entity.js';
 import type { RequestContext } from '../context.js';
-import { AppError, invalid, notFound, Problems } from '../graphql/errors.js';
+import { DomainError, invalid, notFound, Problems } from '../errors/domain-error.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
 import { applyTitleAndBody, checkTitleAndBody } from '../repositories/names.js';
 import { allocateNumber } from '../repositories/numbering.js';
@@ -76,7 +76,7 @@ export async function findIssue(ctx: RequestContext, repo: Repository, number: n
  */
 export async function createIssue(ctx: RequestContext, input: CreateIssueInput): Promise<Issue> {
   const repo = await repositoryFor(ctx, input.repositoryId, Permission.READ);
-  if (!grants(ctx.viewer.scopes, 'repo')) throw new AppError('FORBIDDEN', 'this token lacks the repo scope');
+  if (!grants(ctx.viewer.scopes, 'repo')) throw new DomainError('FORBIDDEN', 'this token lacks the repo scope');
   const problems = new Problems();
   checkTitleAndBody(problems, input.title, input.body);
   problems.throwIfAny();
@@ -99,9 +99,9 @@ export async function createIssue(ctx: RequestContext, input: CreateIssueInput):
 export async function updateIssue(ctx: RequestContext, input: UpdateIssueInput): Promise<Issue> {
   const repo = await repositoryFor(ctx, input.repositoryId, Permission.READ);
   const loaded = await findIssue(ctx, repo, input.number);
-  if (!grants(ctx.viewer.scopes, 'repo')) throw new AppError('FORBIDDEN', 'this token lacks the repo scope');
+  if (!grants(ctx.viewer.scopes, 'repo')) throw new DomainError('FORBIDDEN', 'this token lacks the repo scope');
   if (!(await mayChangeAuthored(ctx.em, ctx.viewer, repo, loaded.user.id))) {
-    throw new AppError('FORBIDDEN', 'only the author or a collaborator with write access may change this issue');
+    throw new DomainError('FORBIDDEN', 'only the author or a collaborator with write access may change this issue');
   }
   const problems = new Problems();
   checkTitleAndBody(problems, input.title, input.body);

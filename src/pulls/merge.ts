@@ -1,6 +1,6 @@
 import { Permission } from '../auth/permissions.js';
 import type { RequestContext } from '../context.js';
-import { conflict, notMergeable, Problems } from '../graphql/errors.js';
+import { conflict, notMergeable, Problems } from '../errors/domain-error.js';
 import { repositoryFor } from '../repositories/repository.service.js';
 import type { MergeNote } from './follow-refs.js';
 import { buildMerge, MergeMethod, NotMergeable } from './merge-commits.js';

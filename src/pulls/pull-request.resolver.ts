@@ -4,7 +4,7 @@ import type { RequestContext } from '../context.js';
 import { limited } from '../git/concurrency.js';
 import { CommitConnection } from '../git/git.types.js';
 import { GitCommandError } from '../git/run-git.js';
-import { notFound } from '../graphql/errors.js';
+import { notFound } from '../errors/domain-error.js';
 import { GIT_FIELD_COST } from '../graphql/limits.js';
 import { ConnectionType, PageArgs, resolvePage } from '../graphql/pagination.js';
 import { Repository } from '../repositories/repository.entity.js';

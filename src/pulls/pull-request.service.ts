@@ -5,7 +5,7 @@ import { User } from '../auth/user.entity.js';
 import type { RequestContext } from '../context.js';
 import { lockForUpdate } from '../db/lock-row.js';
 import type { Changes } from '../events/event-map.js';
-import { AppError, conflict, invalid, notFound, Problems } from '../graphql/errors.js';
+import { DomainError, conflict, invalid, notFound, Problems } from '../errors/domain-error.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
 import { applyTitleAndBody, checkTitleAndBody, isValidBranchName } from '../repositories/names.js';
 import { allocateNumber } from '../repositories/numbering.js';
@@ -273,7 +273,7 @@ export async function updatePullRequest(ctx: RequestContext, input: UpdatePullRe
   const repo = await repositoryFor(ctx, input.repositoryId, Permission.READ, 'repo');
   const loaded = await findPullRequest(ctx.em, repo, input.number);
   if (!(await mayChangeAuthored(ctx.em, ctx.viewer, repo, loaded.user.id))) {
-    throw new AppError('FORBIDDEN', 'only the author or a collaborator with write access may change this pull request');
+    throw new DomainError('FORBIDDEN', 'only the author or a collaborator with write access may change this pull request');
   }
   const problems = new Problems();
   checkTitleAndBody(problems, input.title, input.body);

@@ -1,7 +1,7 @@
 import { Permission } from '../auth/permissions.js';
 import { User } from '../auth/user.entity.js';
 import type { RequestContext } from '../context.js';
-import { invalid, Problems } from '../graphql/errors.js';
+import { invalid, Problems } from '../errors/domain-error.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
 import { checkTitleAndBody } from '../repositories/names.js';
 import { repositoryFor } from '../repositories/repository.service.js';

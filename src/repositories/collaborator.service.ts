@@ -3,7 +3,7 @@ import { User } from '../auth/user.entity.js';
 import type { RequestContext } from '../context.js';
 import { lockRow } from '../db/lock-row.js';
 import { actorRef } from '../events/payloads.js';
-import { invalid, notFound } from '../graphql/errors.js';
+import { invalid, notFound } from '../errors/domain-error.js';
 import { Collaborator } from './collaborator.entity.js';
 import type { Repository } from './repository.entity.js';
 import { repositoryFor } from './repository.service.js';

@@ -1,4 +1,4 @@
-import type { Problems } from '../graphql/errors.js';
+import type { Problems } from '../errors/domain-error.js';
 
 /** Repository names: 1-100 of [A-Za-z0-9._-], not `.` or `..`, not ending in `.git`. */
 export function checkRepositoryName(name: string, problems: Problems, field = 'name'): void {

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { notFound } from '../graphql/errors.js';
+import { notFound } from '../errors/domain-error.js';
 
 /**
  * Next number of the sequence that issues and pull requests share.

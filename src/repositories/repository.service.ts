@@ -6,7 +6,7 @@ import { User } from '../auth/user.entity.js';
 import { lockForUpdate } from '../db/lock-row.js';
 import { ZERO_SHA } from '../git/refs.js';
 import type { RequestContext } from '../context.js';
-import { AppError, conflict, invalid, notFound, Problems } from '../graphql/errors.js';
+import { DomainError, conflict, invalid, notFound, Problems } from '../errors/domain-error.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
 import { looksLikeId } from '../ids.js';
 import { checkBranchName, checkDescription, checkRepositoryName } from './names.js';
@@ -87,7 +87,7 @@ export async function listRepositories(ctx: RequestContext, page: Page, ownerLog
 }
 
 export async function createRepository(ctx: RequestContext, input: CreateRepositoryInput): Promise<Repository> {
-  if (!grants(ctx.viewer.scopes, 'repo')) throw new AppError('FORBIDDEN', 'this token lacks the repo scope');
+  if (!grants(ctx.viewer.scopes, 'repo')) throw new DomainError('FORBIDDEN', 'this token lacks the repo scope');
   const defaultBranch = input.defaultBranch ?? 'main';
   const problems = new Problems();
   for (const field of ['private', 'autoInit', 'defaultBranch'] as const) {

@@ -7,7 +7,7 @@ import type { RequestContext } from '../context.js';
 import { lockRow } from '../db/lock-row.js';
 import { isEventType } from '../events/event-types.js';
 import { actorRef, repositoryRef } from '../events/payloads.js';
-import { AppError, conflict, invalid, notFound, Problems } from '../graphql/errors.js';
+import { DomainError, conflict, invalid, notFound, Problems } from '../errors/domain-error.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
 import { repositoryFor } from '../repositories/repository.service.js';
 import { Delivery, DeliveryStatus } from './delivery.entity.js';
@@ -22,7 +22,7 @@ const MAX_URL = 2048;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function requireHookScope(ctx: RequestContext): void {
-  if (!grants(ctx.viewer.scopes, 'admin:repo_hook')) throw new AppError('FORBIDDEN', 'this token lacks the admin:repo_hook scope');
+  if (!grants(ctx.viewer.scopes, 'admin:repo_hook')) throw new DomainError('FORBIDDEN', 'this token lacks the admin:repo_hook scope');
 }
 
 /**

@@ -10,7 +10,7 @@ import pg from 'pg';
 /** The project root, whether this file runs from test/ (jest) or from dist/test/ (benchmarks). */
 const up = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const ROOT = path.basename(up) === 'dist' ? path.dirname(up) : up;
-const MAIN = path.join(ROOT, 'dist/src/main.js');
+const MAIN = path.join(ROOT, 'dist/rest-facade/main.js');
 
 export interface StartOptions {
   /** Run on the service's own embedded PostgreSQL in its data dir, instead of a database of the shared test cluster. */

@@ -1,0 +1,37 @@
+import type { ErrorCode } from './domain-error.js';
+
+/** How each transport answers an error code. */
+export interface Answer {
+  /** `extensions.code` of a GraphQL error. */
+  graphql: string;
+  /** HTTP status of a REST answer, and of git over HTTP. */
+  status: number;
+  /** `error.code` of a REST answer. */
+  rest: string;
+  /** What git prints (`remote: ...`), `{message}` standing for the error's own; fixed where a message must not leak. */
+  git: string;
+}
+
+const OWN = '{message}';
+
+/**
+ * The one table from an error code to what every transport answers: GraphQL
+ * clients read `extensions.code`, REST clients the status and `error.code`,
+ * git clients the status (and the message git prints). Nothing else maps codes.
+ */
+export const ANSWERS: Record<ErrorCode, Answer> = {
+  BAD_REQUEST: { graphql: 'BAD_REQUEST', status: 400, rest: 'bad_request', git: OWN },
+  INVALID_JSON: { graphql: 'BAD_REQUEST', status: 400, rest: 'invalid_json', git: OWN },
+  INVALID_PAGINATION: { graphql: 'INVALID_PAGINATION', status: 400, rest: 'invalid_pagination', git: OWN },
+  UNAUTHENTICATED: { graphql: 'UNAUTHENTICATED', status: 401, rest: 'unauthorized', git: OWN },
+  FORBIDDEN: { graphql: 'FORBIDDEN', status: 403, rest: 'forbidden', git: 'Permission denied: {message}.' },
+  NOT_FOUND: { graphql: 'NOT_FOUND', status: 404, rest: 'not_found', git: 'Repository not found.' },
+  METHOD_NOT_ALLOWED: { graphql: 'METHOD_NOT_ALLOWED', status: 405, rest: 'method_not_allowed', git: OWN },
+  NOT_MERGEABLE: { graphql: 'NOT_MERGEABLE', status: 405, rest: 'not_mergeable', git: OWN },
+  CONFLICT: { graphql: 'CONFLICT', status: 409, rest: 'conflict', git: OWN },
+  PAYLOAD_TOO_LARGE: { graphql: 'PAYLOAD_TOO_LARGE', status: 413, rest: 'payload_too_large', git: OWN },
+  UNSUPPORTED_MEDIA_TYPE: { graphql: 'UNSUPPORTED_MEDIA_TYPE', status: 415, rest: 'unsupported_media_type', git: OWN },
+  VALIDATION_FAILED: { graphql: 'VALIDATION_FAILED', status: 422, rest: 'validation_failed', git: OWN },
+  RATE_LIMITED: { graphql: 'RATE_LIMITED', status: 429, rest: 'rate_limited', git: OWN },
+  INTERNAL: { graphql: 'INTERNAL', status: 500, rest: 'internal', git: OWN },
+};
