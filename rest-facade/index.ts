@@ -2,8 +2,8 @@ import express, { type Request, type Response, type Router } from 'express';
 import type { GraphQLSchema } from 'graphql';
 import type { Services } from '../src/context.js';
 import type { Surface } from '../src/server.js';
+import { requestContext } from '../src/context.js';
 import { requireToken } from '../src/http/authenticate.js';
-import { requestContext } from '../src/http/request-context.js';
 import { readJsonObject } from './body.js';
 import { DomainError } from '../src/errors/domain-error.js';
 import { internalError, sendMethodNotAllowed, sendRestError } from '../src/http/error-answers.js';
@@ -32,7 +32,7 @@ export function createRestRouter(
   routes: Route[] = [...ROUTES, ...PULL_ROUTES, ...WEBHOOK_ROUTES],
 ): Router {
   const router = express.Router();
-  router.use(requireToken(services, sendRestError));
+  router.use(requireToken((header) => services.auth.fromAuthorizationHeader(header), sendRestError));
 
   for (const route of routes) {
     const operation = new RestOperation(schema, route.document);

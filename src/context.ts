@@ -1,15 +1,28 @@
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Response } from 'express';
+import type { Accounts } from './auth/accounts.service.js';
 import type { TokenAuthenticator } from './auth/authenticate.js';
-import type { Principal } from './auth/principal.js';
+import type { Collaborators } from './collaborators/collaborator.service.js';
 import type { Config } from './config.js';
 import type { EventRecorder } from './events/event-recorder.js';
 import type { RefTransactions } from './git/ref-transaction.js';
 import type { GitStorage } from './git/storage.js';
+import type { ResolverContext } from './graphql/context.js';
+import { locals } from './http/request-context.js';
+import type { Issues } from './issues/issue.service.js';
 import type { Logger } from './logger.js';
 import type { Mergeability } from './pulls/mergeability.js';
+import type { PullRequests } from './pulls/pull-requests.js';
+import type { Repositories } from './repositories/repository.service.js';
+import type { WebhookSettings } from './webhooks/webhook.service.js';
 import type { Webhooks } from './webhooks/webhooks.js';
 
-/** The long-lived parts of a running service, built once at start-up. */
+/**
+ * The long-lived parts of a running service, built once at start-up
+ * (server.ts): the use cases of every capability, with the collaborators
+ * they were given, and the runtime parts transports and jobs use. Each
+ * resolver names the part it uses; git over HTTP takes the parts it needs.
+ */
 export interface Services {
   config: Config;
   log: Logger;
@@ -22,13 +35,20 @@ export interface Services {
   webhooks: Webhooks;
   /** Background mergeability checks of pull requests. */
   mergeability: Mergeability;
+  accounts: Accounts;
+  repositories: Repositories;
+  collaborators: Collaborators;
+  issues: Issues;
+  pulls: PullRequests;
+  hooks: WebhookSettings;
 }
 
-/** Per-request context of every resolver (GraphQL over HTTP and the REST facade alike). */
-export interface RequestContext {
-  viewer: Principal;
-  /** A fork of the ORM's entity manager, private to this request. */
-  em: EntityManager;
-  services: Services;
-  requestId: string;
+/** The context of every resolver (GraphQL over HTTP and the REST facade alike). */
+export type RequestContext = ResolverContext<Services>;
+
+/** The context of an authenticated request; its entity manager is a fresh fork. */
+export function requestContext(services: Services, res: Response): RequestContext {
+  const { viewer, requestId } = locals(res);
+  if (!viewer) throw new Error('requestContext before authentication');
+  return { viewer, requestId, services, em: services.orm.em.fork() };
 }

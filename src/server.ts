@@ -1,10 +1,13 @@
 import http from 'node:http';
 import type { Agenda } from 'agenda';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { Accounts } from './auth/accounts.service.js';
 import { TokenAuthenticator } from './auth/authenticate.js';
 import { bootstrapAdmin } from './auth/bootstrap.js';
 import type { Config } from './config.js';
-import type { Services } from './context.js';
+import { ENTITIES } from './capabilities.js';
+import { Collaborators } from './collaborators/collaborator.service.js';
+import { requestContext, type RequestContext, type Services } from './context.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres.js';
 import { openDatabase } from './db/orm.js';
 import { EventRecorder } from './events/event-recorder.js';
@@ -16,15 +19,19 @@ import { RepositoryLocks } from './git/repository-lock.js';
 import { createGitRouter } from './git/smart-http.js';
 import { GitStorage } from './git/storage.js';
 import { startApollo } from './graphql/apollo.js';
-import { getSchema } from './graphql/schema.js';
 import type { GraphQLSchema } from 'graphql';
 import { createApp, type Mount } from './http/app.js';
 import { Metrics } from './http/metrics.js';
+import { Issues } from './issues/issue.service.js';
 import { followRefs } from './pulls/follow-refs.js';
 import { Mergeability } from './pulls/mergeability.js';
+import { PullRequests } from './pulls/pull-requests.js';
 import { startAgenda } from './jobs/agenda.js';
 import type { Logger } from './logger.js';
 import { Repository } from './repositories/repository.entity.js';
+import { Repositories } from './repositories/repository.service.js';
+import { getSchema } from './schema.js';
+import { WebhookSettings } from './webhooks/webhook.service.js';
 import { Webhooks } from './webhooks/webhooks.js';
 
 /** Routers a surface built on the core (the REST facade) mounts onto the app, given the running services and schema. */
@@ -51,7 +58,7 @@ export async function startService(config: Config, log: Logger, surface: Surface
       cleanups.push(() => embedded!.stop());
     }
     const databaseUrl = config.databaseUrl ?? embedded!.url;
-    const orm = await openDatabase(databaseUrl, log);
+    const orm = await openDatabase(databaseUrl, log, ENTITIES);
     cleanups.push(() => orm.close(true));
     await bootstrapAdmin(orm, config, log);
 
@@ -68,7 +75,17 @@ export async function startService(config: Config, log: Logger, surface: Surface
     const mergeability = new Mergeability(orm, git, log);
     refs.onRefsChanged(followRefs(events, git, mergeability));
     const auth = new TokenAuthenticator(orm.em.fork(), log);
-    const services: Services = { config, log, orm, git, refs, events, auth, webhooks, mergeability };
+    // The use cases, each given the collaborators it needs.
+    const repositories = new Repositories({ events, storage: git, refs, baseUrl: config.baseUrl });
+    const services: Services = {
+      ...{ config, log, orm, git, refs, events, auth, webhooks, mergeability },
+      accounts: new Accounts(auth),
+      repositories,
+      collaborators: new Collaborators({ events, repositories }),
+      issues: new Issues({ events, repositories }),
+      pulls: new PullRequests({ events, repositories, git, refs, mergeability, log }),
+      hooks: new WebhookSettings({ repositories, webhooks, baseUrl: config.baseUrl }),
+    };
 
     // Git hosting: hooks, then the refs of every repository reconciled with the disk before
     // anything is served (a crash may have left ref updates without events).
@@ -88,7 +105,7 @@ export async function startService(config: Config, log: Logger, surface: Surface
     cleanups.push(() => hosting.drain());
 
     const schema = await getSchema();
-    const apollo = await startApollo(schema, log);
+    const apollo = await startApollo<RequestContext>(schema, log);
     cleanups.push(() => apollo.stop());
     // Ready when the database answers and the job store (PostgreSQL or MongoDB) does.
     const ready = async () => {
@@ -97,7 +114,15 @@ export async function startService(config: Config, log: Logger, surface: Surface
       return true;
     };
     const mounts: Mount[] = [['/', createGitRouter(services, hosting)], ...surface(services, schema)];
-    const app = createApp({ services, apollo, metrics, ready, mounts });
+    const app = createApp({
+      log,
+      authenticate: (header) => auth.fromAuthorizationHeader(header),
+      context: (res) => requestContext(services, res),
+      apollo,
+      metrics,
+      ready,
+      mounts,
+    });
 
     const server = http.createServer(app);
     server.keepAliveTimeout = 65_000;

@@ -1,43 +1,39 @@
 import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
-import type { RequestContext } from '../context.js';
+import type { ResolverContext } from '../graphql/context.js';
 import { AccessToken } from './access-token.entity.js';
+import { CreateAccessTokenInput, CreatedAccessToken, CreateUserInput } from './auth.inputs.js';
 import { User } from './user.entity.js';
-import {
-  createAccessToken,
-  CreateAccessTokenInput,
-  CreatedAccessToken,
-  createUser,
-  CreateUserInput,
-  revokeAccessToken,
-} from './users.service.js';
+import type { Accounts } from './accounts.service.js';
+
+type Context = ResolverContext<{ accounts: Accounts }>;
 
 @Resolver()
 export class AuthResolver {
   @Query(() => User, { description: 'The user whose token made this request.' })
-  viewer(@Ctx() ctx: RequestContext): Promise<User> {
-    return ctx.em.findOneOrFail(User, { id: ctx.viewer.userId });
+  viewer(@Ctx() ctx: Context): Promise<User> {
+    return ctx.services.accounts.viewer(ctx.em, ctx.viewer);
   }
 
   @Query(() => [AccessToken], { description: "The caller's own tokens, newest first (secrets are never shown again)." })
-  accessTokens(@Ctx() ctx: RequestContext): Promise<AccessToken[]> {
-    return ctx.em.find(AccessToken, { user: ctx.viewer.userId }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+  accessTokens(@Ctx() ctx: Context): Promise<AccessToken[]> {
+    return ctx.services.accounts.tokens(ctx.em, ctx.viewer);
   }
 
   @Mutation(() => User, { description: 'Needs a site admin token with the admin scope.' })
-  createUser(@Arg('input', () => CreateUserInput) input: CreateUserInput, @Ctx() ctx: RequestContext): Promise<User> {
-    return createUser(ctx, input);
+  createUser(@Arg('input', () => CreateUserInput) input: CreateUserInput, @Ctx() ctx: Context): Promise<User> {
+    return ctx.services.accounts.createUser(ctx.em, ctx.viewer, input);
   }
 
   @Mutation(() => CreatedAccessToken)
   createAccessToken(
     @Arg('input', () => CreateAccessTokenInput) input: CreateAccessTokenInput,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: Context,
   ): Promise<CreatedAccessToken> {
-    return createAccessToken(ctx, input);
+    return ctx.services.accounts.createAccessToken(ctx.em, ctx.viewer, input);
   }
 
   @Mutation(() => Boolean, { description: 'Revokes one of your tokens (site admins: anyone’s).' })
-  revokeAccessToken(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext): Promise<boolean> {
-    return revokeAccessToken(ctx, id);
+  revokeAccessToken(@Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<boolean> {
+    return ctx.services.accounts.revokeAccessToken(ctx.em, ctx.viewer, id);
   }
 }

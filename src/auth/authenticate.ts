@@ -1,7 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger.js';
-import type { Principal } from './principal.js';
-import { isScope, type Scope } from './scopes.js';
+import { isScope, type Principal, type Scope } from '../principal.js';
 import { hashToken, plausibleToken } from './tokens.js';
 
 interface TokenRow {

@@ -3,10 +3,10 @@ import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
-import { SCOPES } from './scopes.js';
+import { SCOPES } from '../principal.js';
 import { generateToken } from './tokens.js';
 import { User } from './user.entity.js';
-import { issueToken } from './users.service.js';
+import { issueToken } from './accounts.service.js';
 
 const BOOTSTRAP_LOCK = 0x6361_6972; // "cair": one bootstrap even when several processes start together
 

@@ -1,8 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { registerEnumType } from 'type-graphql';
 import { DomainError, notFound } from '../errors/domain-error.js';
-import type { Principal } from './principal.js';
-import { grants, type Scope } from './scopes.js';
+import { grants, type Principal, type Scope } from '../principal.js';
 
 /** What a user may do on a repository; stored lowercase, `READ`/`WRITE`/`ADMIN` in GraphQL. */
 export enum Permission {
@@ -67,13 +66,16 @@ export async function authorize(
 ): Promise<Permission> {
   const held = await permissionOn(em, viewer, repo);
   if (held === null) throw notFound('repository');
-  if (scope && (!viewer || !grants(viewer.scopes, scope))) {
-    throw new DomainError('FORBIDDEN', `this token lacks the ${scope} scope`);
-  }
+  if (scope) requireScope(viewer, scope);
   if (!atLeast(held, needed)) {
     throw new DomainError('FORBIDDEN', `${needed} permission on this repository is required`);
   }
   return held;
+}
+
+/** FORBIDDEN unless the caller's token holds `scope` (anonymous callers hold none). */
+export function requireScope(viewer: Principal | null, scope: Scope): void {
+  if (!viewer || !grants(viewer.scopes, scope)) throw new DomainError('FORBIDDEN', `this token lacks the ${scope} scope`);
 }
 
 /** Whether the viewer may change a record authored by `authorId` (an issue, a pull request): its author may, as may anyone with write. */

@@ -4,15 +4,15 @@ import { Migrator } from '@mikro-orm/migrations';
 import { defineConfig, MikroORM, type Options } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import type { Logger } from '../logger.js';
-import { ENTITIES } from './entities.js';
 import { MIGRATIONS } from './migrations/index.js';
 
 const MIGRATION_LOCK = 0x6361_6972_6e00; // one migrator at a time across processes sharing a database
 
-export function ormConfig(clientUrl: string, log?: Logger): Options {
+/** The ORM over these entities (the service's: every capability's, listed where the service is assembled). */
+export function ormConfig(clientUrl: string, entities: Options['entities'], log?: Logger): Options {
   return defineConfig({
     clientUrl,
-    entities: ENTITIES,
+    entities,
     metadataProvider: ReflectMetadataProvider,
     extensions: [Migrator],
     migrations: {
@@ -30,8 +30,8 @@ export function ormConfig(clientUrl: string, log?: Logger): Options {
 }
 
 /** Connects and brings the schema up to date under an advisory lock. */
-export async function openDatabase(clientUrl: string, log: Logger): Promise<MikroORM> {
-  const orm = await MikroORM.init(ormConfig(clientUrl, log));
+export async function openDatabase(clientUrl: string, log: Logger, entities: Options['entities']): Promise<MikroORM> {
+  const orm = await MikroORM.init(ormConfig(clientUrl, entities, log));
   const lock = new pg.Client({ connectionString: clientUrl });
   await lock.connect();
   try {

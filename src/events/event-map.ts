@@ -1,5 +1,4 @@
-import type { Repository } from '../repositories/repository.entity.js';
-import type { ActorRef } from './payloads.js';
+import type { ActorRef, EventRepository } from './payloads.js';
 
 /**
  * The fields of every recorded event, by type and action, besides the
@@ -25,7 +24,7 @@ export type Changes = Record<string, unknown>;
 export type NoFields = Record<never, never>;
 
 interface Common {
-  repository: Repository;
+  repository: EventRepository;
   actor: ActorRef;
 }
 

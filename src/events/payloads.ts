@@ -1,5 +1,3 @@
-import type { Repository } from '../repositories/repository.entity.js';
-
 /** `{id, login}`: how a user appears inside every record and payload. */
 export interface ActorRef {
   id: string;
@@ -14,12 +12,21 @@ export function cloneUrl(baseUrl: string, ownerLogin: string, name: string): str
   return `${baseUrl}/${ownerLogin}/${name}.git`;
 }
 
+/** What events need to know of the repository a change happened in (the repositories capability's entity has it). */
+export interface EventRepository {
+  id: string;
+  name: string;
+  private: boolean;
+  defaultBranch: string;
+  owner: ActorRef;
+}
+
 /** The `repository` object of every payload. */
-export function repositoryRef(repo: Repository, baseUrl: string) {
+export function repositoryRef(repo: EventRepository, baseUrl: string) {
   return {
     id: repo.id,
     name: repo.name,
-    full_name: repo.fullName,
+    full_name: `${repo.owner.login}/${repo.name}`,
     owner: actorRef(repo.owner),
     private: repo.private,
     default_branch: repo.defaultBranch,

@@ -1,11 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { authorize, Permission } from '../auth/permissions.js';
-import type { Principal } from '../auth/principal.js';
+import { Permission } from '../auth/permissions.js';
+import type { Principal } from '../principal.js';
 import { plausibleToken } from '../auth/tokens.js';
-import type { Services } from '../context.js';
 import { DomainError } from '../errors/domain-error.js';
 import type { Repository } from '../repositories/repository.entity.js';
-import { findRepositoryByName } from '../repositories/repository.service.js';
+import type { GitHttp } from './smart-http.js';
 
 export type GitAccess = { ok: true; repo: Repository; viewer: Principal | null } | { ok: false; error: DomainError };
 
@@ -32,46 +31,47 @@ export function tokenFrom(header: string | undefined): string | null | undefined
 }
 
 const UNAUTHORIZED = 'Authentication required: use a Cairn access token as the password.';
-const refused = (code: 'UNAUTHENTICATED' | 'NOT_FOUND', message: string): GitAccess => ({
+const refused = (code: 'UNAUTHENTICATED', message: string): GitAccess => ({
   ok: false,
   error: new DomainError(code, message),
 });
 
 /**
- * Git's access rules, as GitHub applies them over HTTP:
+ * Git's access rules, as GitHub applies them over HTTP, on top of the same
+ * use case the GraphQL `repositoryByName` query calls (Repositories.byName):
  * - bad credentials: 401, so git asks again;
  * - no credentials: public repositories may be fetched (CAIRN_GIT_ANONYMOUS_READ);
  *   everything else is a 401 challenge, the same for a private repository and
  *   a missing one, so an anonymous caller learns nothing about either;
- * - credentials: 404 for what the user cannot see (private or missing, alike),
- *   403 for a visible repository they may not push to or a token without
- *   the `repo` scope (a `repo:read` token fetches only).
+ * - credentials: the use case's answer — NOT_FOUND for what the user cannot
+ *   see (private or missing, alike), FORBIDDEN for a visible repository they
+ *   may not push to or a token without the `repo` scope (a `repo:read` token
+ *   fetches only).
  */
 export async function gitAccess(
-  services: Services,
+  deps: Pick<GitHttp, 'auth' | 'repositories' | 'config'>,
   em: EntityManager,
   credentials: string | null | undefined,
   owner: string,
   name: string,
   write: boolean,
 ): Promise<GitAccess> {
-  let viewer: Principal | null = null;
-  if (credentials !== undefined) {
-    viewer = credentials === null ? null : await services.auth.fromToken(credentials);
-    if (!viewer) return refused('UNAUTHENTICATED', 'Invalid credentials: the token is unknown, revoked or expired.');
+  const needed = write ? Permission.WRITE : Permission.READ;
+  if (credentials === undefined) {
+    if (write || !deps.config.gitAnonymousRead) return refused('UNAUTHENTICATED', UNAUTHORIZED);
+    try {
+      return { ok: true, repo: await deps.repositories.byName(em, null, owner, name, needed), viewer: null };
+    } catch (error) {
+      if (error instanceof DomainError) return refused('UNAUTHENTICATED', UNAUTHORIZED);
+      throw error;
+    }
   }
-  const repo = await findRepositoryByName(em, owner, name);
-
-  if (!viewer) {
-    const anonymousFetch = !write && services.config.gitAnonymousRead && repo && !repo.private;
-    return anonymousFetch ? { ok: true, repo, viewer } : refused('UNAUTHENTICATED', UNAUTHORIZED);
-  }
-  if (!repo) return refused('NOT_FOUND', 'repository not found');
+  const viewer = credentials === null ? null : await deps.auth.fromToken(credentials);
+  if (!viewer) return refused('UNAUTHENTICATED', 'Invalid credentials: the token is unknown, revoked or expired.');
   try {
-    await authorize(em, viewer, repo, write ? Permission.WRITE : Permission.READ);
+    return { ok: true, repo: await deps.repositories.byName(em, viewer, owner, name, needed), viewer };
   } catch (error) {
     if (error instanceof DomainError) return { ok: false, error };
     throw error;
   }
-  return { ok: true, repo, viewer };
 }

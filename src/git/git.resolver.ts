@@ -1,11 +1,14 @@
 import { Arg, Args, Ctx, Extensions, FieldResolver, Resolver, Root } from 'type-graphql';
-import type { RequestContext } from '../context.js';
+import type { ResolverContext } from '../graphql/context.js';
 import { PageArgs, resolvePage } from '../graphql/pagination.js';
 import { Repository } from '../repositories/repository.entity.js';
 import { GIT_FIELD_COST } from '../graphql/limits.js';
 import { listBranches, listCommits, listTags, readBlob, readTree } from './browse.js';
 import { limited } from './concurrency.js';
 import { Blob, BranchConnection, CommitConnection, TagConnection, TreeEntry } from './git.types.js';
+import type { GitStorage } from './storage.js';
+
+type Context = ResolverContext<{ git: GitStorage }>;
 
 /**
  * Browsing a repository's git data (read-only), for frontends. These are
@@ -17,13 +20,13 @@ import { Blob, BranchConnection, CommitConnection, TagConnection, TreeEntry } fr
 export class GitResolver {
   @Extensions({ cost: GIT_FIELD_COST })
   @FieldResolver(() => BranchConnection, { description: 'Branches in name order.' })
-  branches(@Root() repo: Repository, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: RequestContext) {
+  branches(@Root() repo: Repository, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context) {
     return limited(() => listBranches(ctx.services.git.pathFor(repo.id), repo.defaultBranch, resolvePage(page)));
   }
 
   @Extensions({ cost: GIT_FIELD_COST })
   @FieldResolver(() => TagConnection, { description: 'Tags, newest first.' })
-  tags(@Root() repo: Repository, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: RequestContext) {
+  tags(@Root() repo: Repository, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context) {
     return limited(() => listTags(ctx.services.git.pathFor(repo.id), resolvePage(page)));
   }
 
@@ -35,7 +38,7 @@ export class GitResolver {
     @Root() repo: Repository,
     @Arg('ref', () => String, { nullable: true }) ref: string | null,
     @Args(() => PageArgs) page: PageArgs,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: Context,
   ) {
     const resolved = resolvePage(page);
     if (repo.empty && ref == null) return { nodes: [], totalCount: 0, limit: resolved.limit, offset: resolved.offset, hasMore: false };
@@ -50,7 +53,7 @@ export class GitResolver {
     @Root() repo: Repository,
     @Arg('ref', () => String, { nullable: true }) ref: string | null,
     @Arg('path', () => String, { defaultValue: '' }) path: string,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: Context,
   ): Promise<TreeEntry[]> {
     return limited(() => readTree(ctx.services.git.pathFor(repo.id), ref ?? repo.defaultBranch, path));
   }
@@ -64,7 +67,7 @@ export class GitResolver {
     @Root() repo: Repository,
     @Arg('path', () => String) path: string,
     @Arg('ref', () => String, { nullable: true }) ref: string | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: Context,
   ): Promise<Blob> {
     return limited(() => readBlob(ctx.services.git.pathFor(repo.id), ref ?? repo.defaultBranch, path));
   }

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import type { Agenda, Job } from 'agenda';
-import type { Services } from '../context.js';
+import type { GitStorage } from './storage.js';
 import type { JobDefinitions } from '../jobs/agenda.js';
 import type { Logger } from '../logger.js';
 import type { RepositoryLocks } from './repository-lock.js';
@@ -27,7 +27,13 @@ interface MaintenanceData {
  * - an incremental commit-graph (with changed-path filters), for history walks.
  * git's locking makes all of it safe beside concurrent pushes and clones.
  */
-export async function maintainRepository(services: Services, locks: RepositoryLocks, repositoryId: string): Promise<void> {
+/** What maintenance works with. */
+interface MaintenanceDeps {
+  git: GitStorage;
+  log: Logger;
+}
+
+export async function maintainRepository(services: MaintenanceDeps, locks: RepositoryLocks, repositoryId: string): Promise<void> {
   const dir = services.git.pathFor(repositoryId);
   if (!(await fs.stat(dir).catch(() => null))) return; // deleted since
   const lock = await locks.acquire('maintenance', repositoryId, { waitMs: 0 });
@@ -43,7 +49,7 @@ export async function maintainRepository(services: Services, locks: RepositoryLo
   }
 }
 
-export function maintenanceJobs(services: Services, locks: RepositoryLocks): JobDefinitions {
+export function maintenanceJobs(services: MaintenanceDeps, locks: RepositoryLocks): JobDefinitions {
   return (agenda) => {
     agenda.define(
       MAINTENANCE_JOB,

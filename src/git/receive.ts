@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
-import type { Principal } from '../auth/principal.js';
-import type { Services } from '../context.js';
+import type { Principal } from '../principal.js';
 import { DomainError } from '../errors/domain-error.js';
 import type { Repository } from '../repositories/repository.entity.js';
 import { PUSH_REPORT_ENV } from './hooks.js';
 import type { GitHosting } from './hosting.js';
+import type { GitHttp } from './smart-http.js';
 import { finishGitResponse, sendGitAnswer, sendGitError } from './http-answers.js';
 import { parseReport } from './ref-updates.js';
 import { runRpc, type ServiceRun } from './transport.js';
@@ -27,7 +27,7 @@ const COMMANDS_ALLOWANCE = 64 * 1024 * 1024;
  * push the client saw succeed has its events.
  */
 export async function receivePack(
-  services: Services,
+  services: Pick<GitHttp, 'refs' | 'git' | 'config' | 'log'>,
   hosting: GitHosting,
   req: IncomingMessage,
   res: ServerResponse,

@@ -1,5 +1,7 @@
-import type { Services } from '../context.js';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from '../logger.js';
 import { mapLimit } from './concurrency.js';
+import type { RefTransactions } from './ref-transaction.js';
 
 /**
  * Start-up reconciliation: for every repository, compares the recorded
@@ -7,7 +9,7 @@ import { mapLimit } from './concurrency.js';
  * process killed between a ref update and its event write loses nothing
  * (see RefTransactions.reconcile).
  */
-export async function reconcileAll(services: Services): Promise<void> {
+export async function reconcileAll(services: { orm: MikroORM; refs: RefTransactions; log: Logger }): Promise<void> {
   const started = performance.now();
   const rows = await services.orm.em.fork().execute<{ id: string }[]>('select id from repositories order by id');
   let changed = 0;

@@ -1,5 +1,11 @@
 import express, { type Request, type Response } from 'express';
-import type { Services } from '../context.js';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { TokenAuthenticator } from '../auth/authenticate.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import type { Repositories } from '../repositories/repository.service.js';
+import type { RefTransactions } from './ref-transaction.js';
+import type { GitStorage } from './storage.js';
 import { gitAccess, tokenFrom } from './git-auth.js';
 import type { GitHosting } from './hosting.js';
 import { finishGitResponse, sendGitAnswer, sendGitError } from './http-answers.js';
@@ -33,7 +39,18 @@ interface GitRequest {
  * `POST git-receive-pack`. The protocol itself is the git binary's; this
  * only authenticates, finds the repository and streams.
  */
-export function createGitRouter(services: Services, hosting: GitHosting): express.Router {
+/** What git over HTTP works with: the same use cases as the resolvers (repositories, tokens) and git's own parts. */
+export interface GitHttp {
+  config: Config;
+  log: Logger;
+  orm: MikroORM;
+  git: GitStorage;
+  refs: RefTransactions;
+  auth: TokenAuthenticator;
+  repositories: Repositories;
+}
+
+export function createGitRouter(services: GitHttp, hosting: GitHosting): express.Router {
   const router = express.Router();
   router.use((req, res, next) => {
     const match = GIT_PATH.exec(req.path);
@@ -47,7 +64,7 @@ export function createGitRouter(services: Services, hosting: GitHosting): expres
   return router;
 }
 
-async function handle(services: Services, hosting: GitHosting, req: Request, res: Response, match: RegExpExecArray): Promise<void> {
+async function handle(services: GitHttp, hosting: GitHosting, req: Request, res: Response, match: RegExpExecArray): Promise<void> {
   const parsed = parseGitRequest(req, match);
   if ('status' in parsed) return sendGitError(res, parsed.status, parsed.message);
   const { owner, name, service, advertise } = parsed;

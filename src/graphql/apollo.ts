@@ -1,7 +1,6 @@
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { GraphQLError, Kind, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
-import type { RequestContext } from '../context.js';
 import type { Logger } from '../logger.js';
 import { ANSWERS } from '../errors/answers.js';
 import { DomainError } from '../errors/domain-error.js';
@@ -48,7 +47,7 @@ export function requestError(error: DomainError): GraphQLError {
   return new GraphQLError(error.message, { extensions: { code: answer.graphql, http: { status: answer.status } } });
 }
 
-function costLimit(schema: GraphQLSchema): ApolloServerPlugin<RequestContext> {
+function costLimit<C extends object>(schema: GraphQLSchema): ApolloServerPlugin<C> {
   return {
     async requestDidStart() {
       return {
@@ -69,15 +68,15 @@ function costLimit(schema: GraphQLSchema): ApolloServerPlugin<RequestContext> {
   };
 }
 
-export async function startApollo(schema: GraphQLSchema, log: Logger): Promise<ApolloServer<RequestContext>> {
-  const apollo = new ApolloServer<RequestContext>({
+export async function startApollo<C extends object>(schema: GraphQLSchema, log: Logger): Promise<ApolloServer<C>> {
+  const apollo = new ApolloServer<C>({
     schema,
     introspection: true, // every /graphql request is authenticated before Apollo sees it
     includeStacktraceInErrorResponses: false,
     stopOnTerminationSignals: false, // the service stops Apollo itself, in order (it would re-raise the signal)
     validationRules: [depthLimit(MAX_DEPTH)],
     formatError: (formatted, error) => maskError(formatted, error, log),
-    plugins: [costLimit(schema)],
+    plugins: [costLimit<C>(schema)],
   });
   await apollo.start();
   return apollo;

@@ -1,20 +1,23 @@
 import { expressMiddleware } from '@as-integrations/express5';
 import type { ApolloServer } from '@apollo/server';
-import express, { type Express, type Router } from 'express';
-import type { RequestContext, Services } from '../context.js';
-import { requireToken } from './authenticate.js';
+import express, { type Express, type Response, type Router } from 'express';
+import type { Logger } from '../logger.js';
+import { requireToken, type Authenticate } from './authenticate.js';
 import { MAX_BODY_BYTES } from './body-limit.js';
 import { sendGraphQLError, sendMethodNotAllowed } from './error-answers.js';
 import type { Metrics } from './metrics.js';
-import { requestContext, requestTracking } from './request-context.js';
+import { requestTracking } from './request-context.js';
 import { transportErrorHandler } from './transport-errors.js';
 
 /** A router and where it is mounted. */
 export type Mount = [path: string, router: Router];
 
-export interface AppParts {
-  services: Services;
-  apollo: ApolloServer<RequestContext>;
+export interface AppParts<C extends object> {
+  log: Logger;
+  authenticate: Authenticate;
+  /** The GraphQL context of an authenticated request. */
+  context: (res: Response) => C;
+  apollo: ApolloServer<C>;
   metrics: Metrics;
   ready: () => Promise<boolean>;
   /**
@@ -28,12 +31,12 @@ export interface AppParts {
  * Route order: operations endpoints (no token), GraphQL behind a bearer
  * token, then the mounted routers.
  */
-export function createApp({ services, apollo, metrics, ready, mounts }: AppParts): Express {
+export function createApp<C extends object>({ log, authenticate, context, apollo, metrics, ready, mounts }: AppParts<C>): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
-  app.use(requestTracking(services, metrics));
+  app.use(requestTracking(log, metrics));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -49,12 +52,12 @@ export function createApp({ services, apollo, metrics, ready, mounts }: AppParts
 
   app.use(
     '/graphql',
-    requireToken(services, sendGraphQLError),
+    requireToken(authenticate, sendGraphQLError),
     express.json({ limit: MAX_BODY_BYTES }),
-    expressMiddleware(apollo, { context: async ({ res }) => requestContext(services, res) }),
+    expressMiddleware(apollo, { context: async ({ res }) => context(res) }),
   );
 
   for (const [path, router] of mounts) app.use(path, router);
-  app.use(transportErrorHandler(services.log));
+  app.use(transportErrorHandler(log));
   return app;
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import type { Principal } from '../auth/principal.js';
-import type { RequestContext, Services } from '../context.js';
+import type { Principal } from '../principal.js';
+import type { Logger } from '../logger.js';
 import type { Metrics } from './metrics.js';
 
 /** What the HTTP layer attaches to a response while a request is handled. */
@@ -14,19 +14,12 @@ export function locals(res: Response): RequestLocals {
   return res.locals as RequestLocals;
 }
 
-/** The context resolvers see; the entity manager is a fresh fork per request. */
-export function requestContext(services: Services, res: Response): RequestContext {
-  const { viewer, requestId } = locals(res);
-  if (!viewer) throw new Error('requestContext before authentication');
-  return { viewer, requestId, services, em: services.orm.em.fork() };
-}
-
 /**
  * Gives every request an id (the caller's `X-Request-Id` when it is sane),
  * echoes it, and logs and counts the request when it finishes. Only the
  * method, path and status are logged: never headers, bodies or query strings.
  */
-export function requestTracking(services: Services, metrics: Metrics) {
+export function requestTracking(log: Logger, metrics: Metrics) {
   return (req: Request, res: Response, next: NextFunction) => {
     const incoming = req.get('x-request-id');
     const requestId = incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
@@ -39,7 +32,7 @@ export function requestTracking(services: Services, metrics: Metrics) {
       const surface = surfaceOf(path);
       metrics.httpRequests.inc({ surface, method: req.method, status: String(res.statusCode) });
       metrics.httpDuration.observe({ surface }, seconds);
-      services.log.info({ requestId, method: req.method, path, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10 }, 'request');
+      log.info({ requestId, method: req.method, path, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10 }, 'request');
     });
     next();
   };

@@ -1,17 +1,43 @@
-import { Arg, Ctx, Mutation, Resolver } from 'type-graphql';
-import type { RequestContext } from '../context.js';
+import { Arg, Args, Ctx, FieldResolver, Int, Mutation, Resolver, Root } from 'type-graphql';
+import type { ResolverContext } from '../graphql/context.js';
+import { ConnectionType, PageArgs, resolvePage } from '../graphql/pagination.js';
+import { Repository } from '../repositories/repository.entity.js';
 import { Issue } from './issue.entity.js';
-import { createIssue, CreateIssueInput, updateIssue, UpdateIssueInput } from './issue.service.js';
+import { CreateIssueInput, IssueStateFilter, UpdateIssueInput } from './issue.inputs.js';
+import type { Issues } from './issue.service.js';
+
+type Context = ResolverContext<{ issues: Issues }>;
+
+const IssueConnection = ConnectionType(Issue, 'IssueConnection');
 
 @Resolver(() => Issue)
 export class IssueResolver {
   @Mutation(() => Issue, { description: 'Needs read access to the repository and the repo scope.' })
-  createIssue(@Arg('input', () => CreateIssueInput) input: CreateIssueInput, @Ctx() ctx: RequestContext): Promise<Issue> {
-    return createIssue(ctx, input);
+  createIssue(@Arg('input', () => CreateIssueInput) input: CreateIssueInput, @Ctx() ctx: Context): Promise<Issue> {
+    return ctx.services.issues.create(ctx.em, ctx.viewer, input);
   }
 
   @Mutation(() => Issue, { description: 'Title, body, state and state reason. The author or a writer may change an issue.' })
-  updateIssue(@Arg('input', () => UpdateIssueInput) input: UpdateIssueInput, @Ctx() ctx: RequestContext): Promise<Issue> {
-    return updateIssue(ctx, input);
+  updateIssue(@Arg('input', () => UpdateIssueInput) input: UpdateIssueInput, @Ctx() ctx: Context): Promise<Issue> {
+    return ctx.services.issues.update(ctx.em, ctx.viewer, input);
+  }
+}
+
+/** Issues as fields of a repository (read permission was checked by the query that returned it). */
+@Resolver(() => Repository)
+export class RepositoryIssuesResolver {
+  @FieldResolver(() => IssueConnection, { description: 'Newest first.' })
+  issues(
+    @Root() repo: Repository,
+    @Args(() => PageArgs) page: PageArgs,
+    @Arg('state', () => IssueStateFilter, { defaultValue: IssueStateFilter.OPEN }) state: IssueStateFilter,
+    @Ctx() ctx: Context,
+  ) {
+    return ctx.services.issues.list(ctx.em, repo, state, resolvePage(page));
+  }
+
+  @FieldResolver(() => Issue, { nullable: true, description: 'NOT_FOUND when there is no such issue.' })
+  issue(@Root() repo: Repository, @Arg('number', () => Int) number: number, @Ctx() ctx: Context): Promise<Issue> {
+    return ctx.services.issues.find(ctx.em, repo, number);
   }
 }

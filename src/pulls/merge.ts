@@ -1,7 +1,8 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { PullDeps } from './pull-request.deps.js';
+import type { Principal } from '../principal.js';
 import { Permission } from '../auth/permissions.js';
-import type { RequestContext } from '../context.js';
 import { conflict, notMergeable, Problems } from '../errors/domain-error.js';
-import { repositoryFor } from '../repositories/repository.service.js';
 import type { MergeNote } from './follow-refs.js';
 import { buildMerge, MergeMethod, NotMergeable } from './merge-commits.js';
 import { PullRequestState } from './pull-request.entity.js';
@@ -33,9 +34,14 @@ function refuseUnmergeable(pr: { state: string; draft: boolean }): void {
  *    marks it merged and records `pull_request` `merged` — the same code that
  *    completes a merge a crash interrupted, when start-up replays the journal.
  */
-export async function mergePullRequest(ctx: RequestContext, input: MergePullRequestInput): Promise<MergeResult> {
-  const repo = await repositoryFor(ctx, input.repositoryId, Permission.WRITE);
-  const pr = await findPullRequest(ctx.em, repo, input.number);
+export async function mergePullRequest(
+  deps: PullDeps,
+  em: EntityManager,
+  viewer: Principal,
+  input: MergePullRequestInput,
+): Promise<MergeResult> {
+  const repo = await deps.repositories.find(em, viewer, input.repositoryId, Permission.WRITE);
+  const pr = await findPullRequest(em, repo, input.number);
   const problems = new Problems();
   if (input.method === null) problems.add('method', 'missing', 'method cannot be null (leave it out for merge)');
   if (input.sha != null && !/^[0-9a-f]{40}$/i.test(input.sha)) problems.add('sha', 'invalid_format', 'sha must be a full commit sha');
@@ -54,9 +60,9 @@ export async function mergePullRequest(ctx: RequestContext, input: MergePullRequ
     throw conflict(`the head branch was modified (it is at ${pr.headSha}): review the pull request and try again`);
   }
 
-  const { git, refs, log } = ctx.services;
+  const { git, refs, log } = deps;
   const started = performance.now();
-  const merger = { name: ctx.viewer.login, email: ctx.viewer.email };
+  const merger = { name: viewer.login, email: viewer.email };
   const { baseSha: base, headSha: head, baseRef } = pr;
   let sha: string;
   try {
@@ -81,7 +87,7 @@ export async function mergePullRequest(ctx: RequestContext, input: MergePullRequ
   const note: MergeNote = { merge: { pullRequestId: pr.id, sha } };
   const outcome = await refs.update({
     repositoryId: repo.id,
-    actor: { id: ctx.viewer.userId, ...merger, login: ctx.viewer.login },
+    actor: { id: viewer.userId, ...merger, login: viewer.login },
     waitMs: MERGE_LOCK_WAIT_MS,
     note,
     commitsNewTo: 'branch', // the push event lists the pull request's commits and the merge commit

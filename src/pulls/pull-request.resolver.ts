@@ -1,6 +1,7 @@
 import DataLoader from 'dataloader';
 import { Arg, Args, Ctx, Extensions, FieldResolver, Int, Mutation, Resolver, Root } from 'type-graphql';
-import type { RequestContext } from '../context.js';
+import type { ResolverContext } from '../graphql/context.js';
+import type { GitStorage } from '../git/storage.js';
 import { limited } from '../git/concurrency.js';
 import { CommitConnection } from '../git/git.types.js';
 import { GitCommandError } from '../git/run-git.js';
@@ -8,7 +9,6 @@ import { notFound } from '../errors/domain-error.js';
 import { GIT_FIELD_COST } from '../graphql/limits.js';
 import { ConnectionType, PageArgs, resolvePage } from '../graphql/pagination.js';
 import { Repository } from '../repositories/repository.entity.js';
-import { mergePullRequest } from './merge.js';
 import { listPullCommits, listPullFiles, PullRequestFile } from './pull-request.git.js';
 import {
   CreatePullRequestInput,
@@ -18,10 +18,11 @@ import {
   SubmitReviewInput,
   UpdatePullRequestInput,
 } from './pull-request.inputs.js';
-import { createPullRequest, listPullRequests, readPullRequest, updatePullRequest } from './pull-request.service.js';
-import { pullRequestView, PullRequestView } from './pull-request.view.js';
+import type { PullRequests } from './pull-requests.js';
+import { PullRequestView } from './pull-request.view.js';
 import { Review } from './review.entity.js';
-import { listReviews, submitReview } from './review.service.js';
+
+type Context = ResolverContext<{ pulls: PullRequests; git: GitStorage }>;
 
 const PullRequestConnection = ConnectionType(PullRequestView, 'PullRequestConnection');
 const ReviewConnection = ConnectionType(Review, 'ReviewConnection');
@@ -50,61 +51,58 @@ async function readGit<T>(pr: PullRequestView, work: () => Promise<T>): Promise<
 @Resolver(() => PullRequestView)
 export class PullRequestResolver {
   @Mutation(() => PullRequestView, { description: 'Opens a pull request from head into base. Needs read access and the repo scope.' })
-  async createPullRequest(
+  createPullRequest(
     @Arg('input', () => CreatePullRequestInput) input: CreatePullRequestInput,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: Context,
   ): Promise<PullRequestView> {
-    return pullRequestView(await createPullRequest(ctx, input));
+    return ctx.services.pulls.create(ctx.em, ctx.viewer, input);
   }
 
   @Mutation(() => PullRequestView, { description: 'Title, body, base, draft; close or reopen. The author or a writer may change it.' })
-  async updatePullRequest(
+  updatePullRequest(
     @Arg('input', () => UpdatePullRequestInput) input: UpdatePullRequestInput,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: Context,
   ): Promise<PullRequestView> {
-    return pullRequestView(await updatePullRequest(ctx, input));
+    return ctx.services.pulls.update(ctx.em, ctx.viewer, input);
   }
 
   @Mutation(() => MergeResult, {
     description:
       'Merges into base (merge, squash or rebase). Needs write. NOT_MERGEABLE when closed, merged, a draft or conflicting; CONFLICT when `sha` is not the head or a branch moved meanwhile.',
   })
-  mergePullRequest(
-    @Arg('input', () => MergePullRequestInput) input: MergePullRequestInput,
-    @Ctx() ctx: RequestContext,
-  ): Promise<MergeResult> {
-    return mergePullRequest(ctx, input);
+  mergePullRequest(@Arg('input', () => MergePullRequestInput) input: MergePullRequestInput, @Ctx() ctx: Context): Promise<MergeResult> {
+    return ctx.services.pulls.merge(ctx.em, ctx.viewer, input);
   }
 
   @Mutation(() => Review, { description: 'Approve, request changes or comment; anyone who can read may review an open pull request.' })
-  submitReview(@Arg('input', () => SubmitReviewInput) input: SubmitReviewInput, @Ctx() ctx: RequestContext): Promise<Review> {
-    return submitReview(ctx, input);
+  submitReview(@Arg('input', () => SubmitReviewInput) input: SubmitReviewInput, @Ctx() ctx: Context): Promise<Review> {
+    return ctx.services.pulls.review(ctx.em, ctx.viewer, input);
   }
 
   @Extensions({ cost: GIT_FIELD_COST })
   @FieldResolver(() => CommitConnection, { description: 'Commits on head that base lacks, oldest first.' })
-  commits(@Root() pr: PullRequestView, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: RequestContext) {
+  commits(@Root() pr: PullRequestView, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context) {
     const resolved = resolvePage(page);
     return readGit(pr, () => listPullCommits(ctx.services.git.pathFor(pr.repositoryId), pr.base.sha, pr.head.sha, resolved));
   }
 
   @Extensions({ cost: GIT_FIELD_COST })
   @FieldResolver(() => PullRequestFileConnection, { description: 'Files changed against the merge base of base and head, in path order.' })
-  files(@Root() pr: PullRequestView, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: RequestContext) {
+  files(@Root() pr: PullRequestView, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context) {
     const resolved = resolvePage(page);
     return readGit(pr, () => listPullFiles(ctx.services.git.pathFor(pr.repositoryId), pr.base.sha, pr.head.sha, resolved));
   }
 
   @FieldResolver(() => ReviewConnection, { description: 'Reviews, newest first.' })
-  reviews(@Root() pr: PullRequestView, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: RequestContext) {
-    return listReviews(ctx.em, pr.id, resolvePage(page));
+  reviews(@Root() pr: PullRequestView, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context) {
+    return ctx.services.pulls.reviews(ctx.em, pr.id, resolvePage(page));
   }
 }
 
 /** Open pull requests per repository for one request: one query for every repository a response lists. */
-const openPullCounts = new WeakMap<RequestContext, DataLoader<string, number>>();
+const openPullCounts = new WeakMap<object, DataLoader<string, number>>();
 
-function openPullsLoader(ctx: RequestContext): DataLoader<string, number> {
+function openPullsLoader(ctx: Context): DataLoader<string, number> {
   let loader = openPullCounts.get(ctx);
   if (!loader) {
     loader = new DataLoader(async (ids: readonly string[]) => {
@@ -129,18 +127,18 @@ export class RepositoryPullsResolver {
     @Root() repo: Repository,
     @Args(() => PageArgs) page: PageArgs,
     @Arg('state', () => PullRequestStateFilter, { defaultValue: PullRequestStateFilter.OPEN }) state: PullRequestStateFilter,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: Context,
   ) {
-    return listPullRequests(ctx.em, repo, state, resolvePage(page));
+    return ctx.services.pulls.list(ctx.em, repo, state, resolvePage(page));
   }
 
   @FieldResolver(() => PullRequestView, { nullable: true, description: 'NOT_FOUND when there is no such pull request.' })
-  pullRequest(@Root() repo: Repository, @Arg('number', () => Int) number: number, @Ctx() ctx: RequestContext): Promise<PullRequestView> {
-    return readPullRequest(ctx.em, repo, number);
+  pullRequest(@Root() repo: Repository, @Arg('number', () => Int) number: number, @Ctx() ctx: Context): Promise<PullRequestView> {
+    return ctx.services.pulls.read(ctx.em, repo, number);
   }
 
   @FieldResolver(() => Int, { description: 'Open pull requests.' })
-  openPullsCount(@Root() repo: Repository, @Ctx() ctx: RequestContext): Promise<number> {
+  openPullsCount(@Root() repo: Repository, @Ctx() ctx: Context): Promise<number> {
     return openPullsLoader(ctx).load(repo.id);
   }
 }

@@ -1,8 +1,9 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { PullDeps } from './pull-request.deps.js';
+import type { Principal } from '../principal.js';
 import { mayChangeAuthored, Permission } from '../auth/permissions.js';
 import { User } from '../auth/user.entity.js';
-import type { RequestContext } from '../context.js';
 import { lockForUpdate } from '../db/lock-row.js';
 import type { Changes } from '../events/event-map.js';
 import { DomainError, conflict, invalid, notFound, Problems } from '../errors/domain-error.js';
@@ -10,7 +11,6 @@ import { connection, type Connection, type Page } from '../graphql/pagination.js
 import { applyTitleAndBody, checkTitleAndBody, isValidBranchName } from '../repositories/names.js';
 import { allocateNumber } from '../repositories/numbering.js';
 import type { Repository } from '../repositories/repository.entity.js';
-import { repositoryFor } from '../repositories/repository.service.js';
 import {
   PullRequestEditState,
   PullRequestStateFilter,
@@ -204,8 +204,13 @@ function translateDuplicate(error: unknown): unknown {
  * branches, not the same one, head has commits base lacks, and no other pull
  * request for the pair is open. Mergeability is computed after the commit.
  */
-export async function createPullRequest(ctx: RequestContext, input: CreatePullRequestInput): Promise<PullRequest> {
-  const repo = await repositoryFor(ctx, input.repositoryId, Permission.READ, 'repo');
+export async function createPullRequest(
+  deps: PullDeps,
+  em: EntityManager,
+  viewer: Principal,
+  input: CreatePullRequestInput,
+): Promise<PullRequest> {
+  const repo = await deps.repositories.find(em, viewer, input.repositoryId, Permission.READ, 'repo');
   const head = headBranch(input.head, repo);
   const base = input.base ?? repo.defaultBranch;
   const problems = new Problems();
@@ -216,9 +221,9 @@ export async function createPullRequest(ctx: RequestContext, input: CreatePullRe
   if (head === base) problems.add('head', 'same_branch', 'head and base are the same branch');
   problems.throwIfAny();
 
-  const { events, git, mergeability } = ctx.services;
+  const { events, git, mergeability } = deps;
   try {
-    return await events.transaction(ctx.em, async (tx) => {
+    return await events.transaction(em, async (tx) => {
       const tips = await lockBranches(tx, repo.id, [head, base]);
       const missing = new Problems();
       for (const [field, name] of [
@@ -232,7 +237,7 @@ export async function createPullRequest(ctx: RequestContext, input: CreatePullRe
       const baseSha = tips.get(base)!;
       const commits = await checkPair(git.pathFor(repo.id), { name: base, sha: baseSha }, { name: head, sha: headSha });
 
-      const author = await tx.findOneOrFail(User, { id: ctx.viewer.userId });
+      const author = await tx.findOneOrFail(User, { id: viewer.userId });
       const number = await allocateNumber(tx, repo.id);
       const pr = tx.create(PullRequest, {
         repository: repo,
@@ -269,10 +274,15 @@ export async function createPullRequest(ctx: RequestContext, input: CreatePullRe
  * `updated` with `changes`, then `closed` or `reopened`. A merged pull
  * request keeps its state and base; reopening needs the head branch.
  */
-export async function updatePullRequest(ctx: RequestContext, input: UpdatePullRequestInput): Promise<PullRequest> {
-  const repo = await repositoryFor(ctx, input.repositoryId, Permission.READ, 'repo');
-  const loaded = await findPullRequest(ctx.em, repo, input.number);
-  if (!(await mayChangeAuthored(ctx.em, ctx.viewer, repo, loaded.user.id))) {
+export async function updatePullRequest(
+  deps: PullDeps,
+  em: EntityManager,
+  viewer: Principal,
+  input: UpdatePullRequestInput,
+): Promise<PullRequest> {
+  const repo = await deps.repositories.find(em, viewer, input.repositoryId, Permission.READ, 'repo');
+  const loaded = await findPullRequest(em, repo, input.number);
+  if (!(await mayChangeAuthored(em, viewer, repo, loaded.user.id))) {
     throw new DomainError('FORBIDDEN', 'only the author or a collaborator with write access may change this pull request');
   }
   const problems = new Problems();
@@ -283,13 +293,13 @@ export async function updatePullRequest(ctx: RequestContext, input: UpdatePullRe
   if (input.base != null && !isValidBranchName(input.base)) problems.add('base', 'unknown_branch', 'base is not a branch name');
   problems.throwIfAny();
 
-  const { events, git, mergeability } = ctx.services;
+  const { events, git, mergeability } = deps;
   const dir = git.pathFor(repo.id);
-  const actor = { id: ctx.viewer.userId, login: ctx.viewer.login };
+  const actor = { id: viewer.userId, login: viewer.login };
   const reopening = input.state === PullRequestEditState.OPEN && loaded.state === PullRequestState.CLOSED;
   const seen = { headRef: loaded.headRef, baseRef: loaded.baseRef, state: loaded.state }; // the lock below refreshes `loaded` itself
   try {
-    return await events.transaction(ctx.em, async (tx) => {
+    return await events.transaction(em, async (tx) => {
       // Branch rows first, then the pull request's (the lock order of every ref change).
       const wanted = [input.base, ...(reopening ? [seen.headRef, seen.baseRef] : [])].filter((b): b is string => !!b);
       const tips = await lockBranches(tx, repo.id, [...new Set(wanted)]);

@@ -1,11 +1,11 @@
 import { Permission } from '../auth/permissions.js';
 import { User } from '../auth/user.entity.js';
-import type { RequestContext } from '../context.js';
 import { invalid, Problems } from '../errors/domain-error.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
 import { checkTitleAndBody } from '../repositories/names.js';
-import { repositoryFor } from '../repositories/repository.service.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { PullDeps } from './pull-request.deps.js';
+import type { Principal } from '../principal.js';
 import { PullRequestState } from './pull-request.entity.js';
 import type { SubmitReviewInput } from './pull-request.inputs.js';
 import { pullRequestRecord, reviewRecord } from './pull-request.record.js';
@@ -30,25 +30,25 @@ export async function listReviews(em: EntityManager, pullRequestId: string, page
  * pull request that a concurrent merge or close has just ended). The review
  * keeps the head sha it was submitted on.
  */
-export async function submitReview(ctx: RequestContext, input: SubmitReviewInput): Promise<Review> {
-  const repo = await repositoryFor(ctx, input.repositoryId, Permission.READ, 'repo');
-  const loaded = await findPullRequest(ctx.em, repo, input.number);
+export async function submitReview(deps: PullDeps, em: EntityManager, viewer: Principal, input: SubmitReviewInput): Promise<Review> {
+  const repo = await deps.repositories.find(em, viewer, input.repositoryId, Permission.READ, 'repo');
+  const loaded = await findPullRequest(em, repo, input.number);
   const problems = new Problems();
   checkTitleAndBody(problems, undefined, input.body);
   if (input.event !== ReviewEvent.APPROVE && !input.body?.trim()) {
     problems.add('body', 'missing', 'a body is required to request changes or comment');
   }
-  if (input.event !== ReviewEvent.COMMENT && loaded.user.id === ctx.viewer.userId) {
+  if (input.event !== ReviewEvent.COMMENT && loaded.user.id === viewer.userId) {
     problems.add('event', 'own_pull_request', 'you cannot approve or request changes on your own pull request');
   }
   problems.throwIfAny();
 
-  const { events } = ctx.services;
-  return events.transaction(ctx.em, async (tx) => {
+  const { events } = deps;
+  return events.transaction(em, async (tx) => {
     const pr = await lockPullRequest(tx, loaded);
     if (pr.state !== PullRequestState.OPEN)
       throw invalid('state', 'not_open', `the pull request is ${pr.state}: only open pull requests take reviews`);
-    const reviewer = await tx.findOneOrFail(User, { id: ctx.viewer.userId });
+    const reviewer = await tx.findOneOrFail(User, { id: viewer.userId });
     const review = tx.create(Review, {
       pullRequest: pr,
       state: STATE_OF_EVENT[input.event],

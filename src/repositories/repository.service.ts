@@ -1,17 +1,23 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { authorize, Permission, readableRepositoriesCondition } from '../auth/permissions.js';
-import { grants, type Scope } from '../auth/scopes.js';
+import { authorize, Permission, readableRepositoriesCondition, requireScope } from '../auth/permissions.js';
 import { User } from '../auth/user.entity.js';
 import { lockForUpdate } from '../db/lock-row.js';
-import { ZERO_SHA } from '../git/refs.js';
-import type { RequestContext } from '../context.js';
-import { DomainError, conflict, invalid, notFound, Problems } from '../errors/domain-error.js';
+import { conflict, invalid, notFound, Problems } from '../errors/domain-error.js';
+import type { EventRecorder } from '../events/event-recorder.js';
+import { cloneUrl } from '../events/payloads.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
 import { looksLikeId } from '../ids.js';
+import type { Principal, Scope } from '../principal.js';
 import { checkBranchName, checkDescription, checkRepositoryName } from './names.js';
 import type { CreateRepositoryInput, UpdateRepositoryInput } from './repository.inputs.js';
 import { openIssuesCountSql, Repository } from './repository.entity.js';
+import type { RefGuard, RepositoryStorage } from './repository.ports.js';
+
+/** The "no object" id git uses for a ref that does not exist yet. */
+const NO_OBJECT = '0'.repeat(40);
+/** How long deleting a repository waits for a push or merge to it to finish. */
+const DELETE_WAIT_MS = 30_000;
 
 /**
  * Loads a repository by id with its owner; null when there is none (permission not yet checked).
@@ -43,174 +49,184 @@ async function loadRepository(em: EntityManager, condition: string, params: unkn
   return em.map(Repository, repositoryRow);
 }
 
-/** The repository, if the viewer holds `needed` on it (and the token `scope`, when named); 404/403 otherwise. */
-export async function repositoryFor(ctx: RequestContext, id: string, needed = Permission.READ, scope?: Scope): Promise<Repository> {
-  const repo = await findRepository(ctx.em, id);
-  if (!repo) throw notFound('repository');
-  await authorize(ctx.em, ctx.viewer, repo, needed, scope);
-  return repo;
-}
+/**
+ * The repositories use cases. Callable by any transport: the caller passes
+ * the entity manager of its request and who is acting (null for an anonymous
+ * git fetch); the collaborators are given once, at start-up.
+ */
+export class Repositories {
+  constructor(private readonly deps: { events: EventRecorder; storage: RepositoryStorage; refs: RefGuard; baseUrl: string }) {}
 
-export async function repositoryByName(ctx: RequestContext, owner: string, name: string): Promise<Repository> {
-  const repo = await ctx.em.findOne(
-    Repository,
-    { owner: { loginKey: owner.toLowerCase() }, nameKey: name.toLowerCase() },
-    { populate: ['owner'] },
-  );
-  if (!repo) throw notFound('repository');
-  await authorize(ctx.em, ctx.viewer, repo, Permission.READ);
-  return repo;
-}
-
-/** Repositories the viewer can read, newest first, optionally of one owner. */
-export async function listRepositories(ctx: RequestContext, page: Page, ownerLogin?: string | null): Promise<Connection<Repository>> {
-  const readable = readableRepositoriesCondition(ctx.viewer);
-  let where = readable.sql;
-  const params = [...readable.params];
-  if (ownerLogin) {
-    where += ' and r.owner_id = (select id from users where login_key = ?)';
-    params.push(ownerLogin.toLowerCase());
+  cloneUrl(repo: Repository): string {
+    return cloneUrl(this.deps.baseUrl, repo.owner.login, repo.name);
   }
-  const [{ total }] = await ctx.em.execute<{ total: number }[]>(`select count(*)::int as total from repositories r where ${where}`, params);
-  const ids = await ctx.em.execute<{ id: string }[]>(
-    `select r.id from repositories r where ${where} order by r.created_at desc, r.id desc limit ? offset ?`,
-    [...params, page.limit, page.offset],
-  );
-  const repos = ids.length
-    ? await ctx.em.find(
-        Repository,
-        { id: { $in: ids.map((row) => row.id) } },
-        { populate: ['owner'], orderBy: { createdAt: 'desc', id: 'desc' } },
-      )
-    : [];
-  return connection(repos, total, page);
-}
 
-export async function createRepository(ctx: RequestContext, input: CreateRepositoryInput): Promise<Repository> {
-  if (!grants(ctx.viewer.scopes, 'repo')) throw new DomainError('FORBIDDEN', 'this token lacks the repo scope');
-  const defaultBranch = input.defaultBranch ?? 'main';
-  const problems = new Problems();
-  for (const field of ['private', 'autoInit', 'defaultBranch'] as const) {
-    if (input[field] === null) problems.add(field, 'missing', `${field} cannot be null (leave it out for the default)`);
+  /**
+   * The repository, if the viewer holds `needed` on it (and the token `scope`, when named):
+   * NOT_FOUND when it is missing or invisible to them, FORBIDDEN when visible but not allowed.
+   */
+  async find(em: EntityManager, viewer: Principal | null, id: string, needed = Permission.READ, scope?: Scope): Promise<Repository> {
+    const repo = await findRepository(em, id);
+    if (!repo) throw notFound('repository');
+    await authorize(em, viewer, repo, needed, scope);
+    return repo;
   }
-  checkRepositoryName(input.name, problems);
-  checkDescription(input.description, problems);
-  checkBranchName(defaultBranch, problems);
-  problems.throwIfAny();
 
-  const { git, events, refs } = ctx.services;
-  let createdOnDisk: string | null = null;
-  try {
-    return await events.transaction(ctx.em, async (em) => {
-      const owner = await em.findOneOrFail(User, { id: ctx.viewer.userId });
-      const repo = em.create(Repository, {
-        name: input.name,
-        nameKey: input.name.toLowerCase(),
-        owner,
-        description: input.description ?? null,
-        private: input.private ?? false,
-        defaultBranch,
+  /** The same, by owner login and name (case-insensitive): GraphQL's `repositoryByName` and git over HTTP use it. */
+  async byName(em: EntityManager, viewer: Principal | null, owner: string, name: string, needed = Permission.READ): Promise<Repository> {
+    const repo = await findRepositoryByName(em, owner, name);
+    if (!repo) throw notFound('repository');
+    await authorize(em, viewer, repo, needed);
+    return repo;
+  }
+
+  /** Repositories the viewer can read, newest first, optionally of one owner. */
+  async list(em: EntityManager, viewer: Principal, page: Page, ownerLogin?: string | null): Promise<Connection<Repository>> {
+    const readable = readableRepositoriesCondition(viewer);
+    let where = readable.sql;
+    const params = [...readable.params];
+    if (ownerLogin) {
+      where += ' and r.owner_id = (select id from users where login_key = ?)';
+      params.push(ownerLogin.toLowerCase());
+    }
+    const [{ total }] = await em.execute<{ total: number }[]>(`select count(*)::int as total from repositories r where ${where}`, params);
+    const ids = await em.execute<{ id: string }[]>(
+      `select r.id from repositories r where ${where} order by r.created_at desc, r.id desc limit ? offset ?`,
+      [...params, page.limit, page.offset],
+    );
+    const repos = ids.length
+      ? await em.find(
+          Repository,
+          { id: { $in: ids.map((row) => row.id) } },
+          { populate: ['owner'], orderBy: { createdAt: 'desc', id: 'desc' } },
+        )
+      : [];
+    return connection(repos, total, page);
+  }
+
+  async create(em: EntityManager, viewer: Principal, input: CreateRepositoryInput): Promise<Repository> {
+    requireScope(viewer, 'repo');
+    const defaultBranch = input.defaultBranch ?? 'main';
+    const problems = new Problems();
+    for (const field of ['private', 'autoInit', 'defaultBranch'] as const) {
+      if (input[field] === null) problems.add(field, 'missing', `${field} cannot be null (leave it out for the default)`);
+    }
+    checkRepositoryName(input.name, problems);
+    checkDescription(input.description, problems);
+    checkBranchName(defaultBranch, problems);
+    problems.throwIfAny();
+
+    const { storage, events, refs } = this.deps;
+    let createdOnDisk: string | null = null;
+    try {
+      return await events.transaction(em, async (tx) => {
+        const owner = await tx.findOneOrFail(User, { id: viewer.userId });
+        const repo = tx.create(Repository, {
+          name: input.name,
+          nameKey: input.name.toLowerCase(),
+          owner,
+          description: input.description ?? null,
+          private: input.private ?? false,
+          defaultBranch,
+        });
+        await tx.flush(); // a duplicate name fails here, before anything touches the disk
+        await storage.create(repo.id, defaultBranch);
+        createdOnDisk = repo.id;
+        if (input.autoInit) {
+          const readme = `# ${repo.name}\n${repo.description ? `\n${repo.description}\n` : ''}`;
+          const sha = await storage.writeInitialCommit(repo.id, { name: owner.login, email: owner.email }, 'Initial commit', [
+            { path: 'README.md', content: readme },
+          ]);
+          // Like GitHub, the initial commit of a new repository sends no push or branch_create:
+          // `repository` created says it. The ref transaction writes `pushed_at` and `empty`.
+          await refs.initialize(tx, repo, [{ ref: `refs/heads/${defaultBranch}`, before: NO_OBJECT, after: sha }]);
+          await tx.refresh(repo);
+        }
+        await events.record(tx, { type: 'repository', action: 'created', repository: repo, actor: owner, fields: {} });
+        return repo;
       });
-      await em.flush(); // a duplicate name fails here, before anything touches the disk
-      await git.create(repo.id, defaultBranch);
-      createdOnDisk = repo.id;
-      if (input.autoInit) {
-        const readme = `# ${repo.name}\n${repo.description ? `\n${repo.description}\n` : ''}`;
-        const sha = await git.writeInitialCommit(repo.id, { name: owner.login, email: owner.email }, 'Initial commit', [
-          { path: 'README.md', content: readme },
-        ]);
-        // Like GitHub, the initial commit of a new repository sends no push or branch_create:
-        // `repository` created says it. The ref transaction writes `pushed_at` and `empty`.
-        await refs.initialize(em, repo, [{ ref: `refs/heads/${defaultBranch}`, before: ZERO_SHA, after: sha }]);
-        await em.refresh(repo);
-      }
-      await events.record(em, { type: 'repository', action: 'created', repository: repo, actor: owner, fields: {} });
-      return repo;
-    });
-  } catch (error) {
-    if (createdOnDisk) await git.remove(createdOnDisk).catch(() => undefined);
-    throw translateUniqueViolation(error);
-  }
-}
-
-export async function updateRepository(ctx: RequestContext, id: string, input: UpdateRepositoryInput): Promise<Repository> {
-  const loaded = await repositoryFor(ctx, id, Permission.ADMIN);
-  const problems = new Problems();
-  for (const field of ['name', 'private', 'defaultBranch'] as const) {
-    if (input[field] === null) problems.add(field, 'missing', `${field} cannot be null`);
-  }
-  if (input.name != null) checkRepositoryName(input.name, problems);
-  checkDescription(input.description, problems);
-  if (input.defaultBranch != null) checkBranchName(input.defaultBranch, problems);
-  problems.throwIfAny();
-
-  const { git, events } = ctx.services;
-  if (input.defaultBranch != null && input.defaultBranch !== loaded.defaultBranch && !loaded.empty) {
-    if (!(await git.hasBranch(loaded.id, input.defaultBranch))) {
-      throw invalid('defaultBranch', 'unknown_branch', `branch "${input.defaultBranch}" does not exist`);
+    } catch (error) {
+      if (createdOnDisk) await storage.remove(createdOnDisk).catch(() => undefined);
+      throw translateUniqueViolation(error);
     }
   }
 
-  try {
-    return await events.transaction(ctx.em, async (em) => {
-      // What changed is decided on the locked row: concurrent updates each record their own `from`.
-      const repo = await lockForUpdate(em, loaded, 'repository');
-      const changes: Record<string, { from: unknown }> = {};
-      const apply = <K extends 'name' | 'description' | 'private' | 'defaultBranch'>(field: K, payloadName: string) => {
-        const next = input[field];
-        if (next === undefined || next === repo[field]) return;
-        changes[payloadName] = { from: repo[field] };
-        (repo as Record<K, unknown>)[field] = next;
-      };
-      apply('name', 'name');
-      apply('description', 'description');
-      apply('private', 'private');
-      apply('defaultBranch', 'default_branch');
-      if (Object.keys(changes).length === 0) return repo;
-      repo.nameKey = repo.name.toLowerCase();
-      repo.updatedAt = new Date();
-      await em.flush();
-      if (changes.default_branch) await git.setDefaultBranch(repo.id, repo.defaultBranch);
-      const actor = { id: ctx.viewer.userId, login: ctx.viewer.login };
-      await events.record(em, { type: 'repository', action: 'updated', repository: repo, actor, fields: { changes } });
-      return repo;
-    });
-  } catch (error) {
-    throw translateUniqueViolation(error);
-  }
-}
+  async update(em: EntityManager, viewer: Principal, id: string, input: UpdateRepositoryInput): Promise<Repository> {
+    const loaded = await this.find(em, viewer, id, Permission.ADMIN);
+    const problems = new Problems();
+    for (const field of ['name', 'private', 'defaultBranch'] as const) {
+      if (input[field] === null) problems.add(field, 'missing', `${field} cannot be null`);
+    }
+    if (input.name != null) checkRepositoryName(input.name, problems);
+    checkDescription(input.description, problems);
+    if (input.defaultBranch != null) checkBranchName(input.defaultBranch, problems);
+    problems.throwIfAny();
 
-/** How long deleting a repository waits for a push or merge to it to finish. */
-const DELETE_WAIT_MS = 30_000;
+    const { storage, events } = this.deps;
+    if (input.defaultBranch != null && input.defaultBranch !== loaded.defaultBranch && !loaded.empty) {
+      if (!(await storage.hasBranch(loaded.id, input.defaultBranch))) {
+        throw invalid('defaultBranch', 'unknown_branch', `branch "${input.defaultBranch}" does not exist`);
+      }
+    }
 
-export async function deleteRepository(ctx: RequestContext, id: string): Promise<{ id: string; deleted: true }> {
-  const loaded = await repositoryFor(ctx, id, Permission.ADMIN);
-  const { git, events, refs } = ctx.services;
-  // No ref may change meanwhile: a push would write into a directory being removed, and its
-  // recording would lock rows this deletion removes.
-  const done = await refs.exclusive(loaded.id, DELETE_WAIT_MS, () =>
-    events.transaction(ctx.em, async (em) => {
-      // The rows the deletion cascades to are locked first, in the order every other transaction
-      // locks them (recorded refs, then pull requests), then the repository's own row. Concurrent
-      // deletes queue on these locks; all but the first find the repository gone (404, no second event).
-      await em.execute('select 1 from git_refs where repository_id = ? order by name for update', [loaded.id]);
-      await em.execute('select 1 from pull_requests where repository_id = ? order by number for update', [loaded.id]);
-      const repo = await lockForUpdate(em, loaded, 'repository');
-      await events.record(em, {
-        type: 'repository',
-        action: 'deleted',
-        repository: repo,
-        actor: { id: ctx.viewer.userId, login: ctx.viewer.login },
-        fields: {},
+    try {
+      return await events.transaction(em, async (tx) => {
+        // What changed is decided on the locked row: concurrent updates each record their own `from`.
+        const repo = await lockForUpdate(tx, loaded, 'repository');
+        const changes: Record<string, { from: unknown }> = {};
+        const apply = <K extends 'name' | 'description' | 'private' | 'defaultBranch'>(field: K, payloadName: string) => {
+          const next = input[field];
+          if (next === undefined || next === repo[field]) return;
+          changes[payloadName] = { from: repo[field] };
+          (repo as Record<K, unknown>)[field] = next;
+        };
+        apply('name', 'name');
+        apply('description', 'description');
+        apply('private', 'private');
+        apply('defaultBranch', 'default_branch');
+        if (Object.keys(changes).length === 0) return repo;
+        repo.nameKey = repo.name.toLowerCase();
+        repo.updatedAt = new Date();
+        await tx.flush();
+        if (changes.default_branch) await storage.setDefaultBranch(repo.id, repo.defaultBranch);
+        const actor = { id: viewer.userId, login: viewer.login };
+        await events.record(tx, { type: 'repository', action: 'updated', repository: repo, actor, fields: { changes } });
+        return repo;
       });
-      em.remove(repo);
-      return true;
-    }),
-  );
-  if (!done) throw conflict('a push or merge to this repository is still running; try again');
-  // After the commit: a crash here leaves a directory without a record, which start-up removes.
-  await git.remove(loaded.id);
-  return { id: loaded.id, deleted: true };
+    } catch (error) {
+      throw translateUniqueViolation(error);
+    }
+  }
+
+  async delete(em: EntityManager, viewer: Principal, id: string): Promise<{ id: string; deleted: true }> {
+    const loaded = await this.find(em, viewer, id, Permission.ADMIN);
+    const { storage, events, refs } = this.deps;
+    // No ref may change meanwhile: a push would write into a directory being removed, and its
+    // recording would lock rows this deletion removes.
+    const done = await refs.exclusive(loaded.id, DELETE_WAIT_MS, () =>
+      events.transaction(em, async (tx) => {
+        // The rows the deletion cascades to are locked first, in the order every other transaction
+        // locks them (recorded refs, then pull requests), then the repository's own row. Concurrent
+        // deletes queue on these locks; all but the first find the repository gone (404, no second event).
+        await tx.execute('select 1 from git_refs where repository_id = ? order by name for update', [loaded.id]);
+        await tx.execute('select 1 from pull_requests where repository_id = ? order by number for update', [loaded.id]);
+        const repo = await lockForUpdate(tx, loaded, 'repository');
+        await events.record(tx, {
+          type: 'repository',
+          action: 'deleted',
+          repository: repo,
+          actor: { id: viewer.userId, login: viewer.login },
+          fields: {},
+        });
+        tx.remove(repo);
+        return true;
+      }),
+    );
+    if (!done) throw conflict('a push or merge to this repository is still running; try again');
+    // After the commit: a crash here leaves a directory without a record, which start-up removes.
+    await storage.remove(loaded.id);
+    return { id: loaded.id, deleted: true };
+  }
 }
 
 function translateUniqueViolation(error: unknown): unknown {

@@ -7,6 +7,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { ENTITIES } from '../capabilities.js';
 import { openDatabase } from '../db/orm.js';
 import { startEmbeddedPostgres } from '../db/embedded-postgres.js';
 import { createLogger } from '../logger.js';
@@ -16,7 +17,7 @@ const name = process.argv[2];
 const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-migration-'));
 const embedded = process.env.DATABASE_URL ? null : await startEmbeddedPostgres(tmp, log);
 try {
-  const orm = await openDatabase(process.env.DATABASE_URL ?? embedded!.url, log);
+  const orm = await openDatabase(process.env.DATABASE_URL ?? embedded!.url, log, ENTITIES);
   const result = await orm.migrator.create(undefined, false, false, name);
   console.log(result.fileName ? `created ${result.fileName}` : 'no schema changes');
   await orm.close();

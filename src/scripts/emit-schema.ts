@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lexicographicSortSchema, printSchema } from 'graphql';
-import { getSchema } from '../graphql/schema.js';
+import { getSchema } from '../schema.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const file = path.join(root, 'schema', 'schema.graphql');

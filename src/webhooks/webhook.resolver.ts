@@ -1,21 +1,13 @@
 import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
-import type { RequestContext } from '../context.js';
+import type { ResolverContext } from '../graphql/context.js';
 import { ConnectionType, PageArgs, resolvePage } from '../graphql/pagination.js';
 import { Repository } from '../repositories/repository.entity.js';
 import { Delivery, DeliveryAttemptRecord, DeliveryRequest, DeliveryResponse, DeliveryStatus } from './delivery.entity.js';
 import { CreatedWebhook, CreateWebhookInput, UpdateWebhookInput } from './webhook.inputs.js';
 import { Webhook } from './webhook.entity.js';
-import {
-  createWebhook,
-  deleteWebhook,
-  deliveryOf,
-  listDeliveries,
-  listWebhooks,
-  pingWebhook,
-  redeliver,
-  updateWebhook,
-  webhookFor,
-} from './webhook.service.js';
+import type { WebhookSettings } from './webhook.service.js';
+
+type Context = ResolverContext<{ hooks: WebhookSettings }>;
 
 const DeliveryConnection = ConnectionType(Delivery, 'DeliveryConnection');
 
@@ -27,18 +19,18 @@ const REPOSITORY_ARG = {
 @Resolver(() => Webhook)
 export class WebhookResolver {
   @Query(() => [Webhook], { description: 'Your owner-level webhooks (all your repositories).' })
-  userWebhooks(@Ctx() ctx: RequestContext): Promise<Webhook[]> {
-    return listWebhooks(ctx, null);
+  userWebhooks(@Ctx() ctx: Context): Promise<Webhook[]> {
+    return ctx.services.hooks.list(ctx.em, ctx.viewer, null);
   }
 
   @Query(() => Webhook, { nullable: true, description: 'One of your owner-level webhooks.' })
-  userWebhook(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext): Promise<Webhook> {
-    return webhookFor(ctx, id, null);
+  userWebhook(@Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<Webhook> {
+    return ctx.services.hooks.get(ctx.em, ctx.viewer, id, null);
   }
 
   @Mutation(() => CreatedWebhook, { description: 'Needs admin on the repository and the admin:repo_hook scope. Sends nothing.' })
-  createWebhook(@Arg('input', () => CreateWebhookInput) input: CreateWebhookInput, @Ctx() ctx: RequestContext): Promise<CreatedWebhook> {
-    return createWebhook(ctx, input);
+  createWebhook(@Arg('input', () => CreateWebhookInput) input: CreateWebhookInput, @Ctx() ctx: Context): Promise<CreatedWebhook> {
+    return ctx.services.hooks.create(ctx.em, ctx.viewer, input);
   }
 
   @Mutation(() => Webhook)
@@ -46,27 +38,27 @@ export class WebhookResolver {
     @Arg('id', () => ID) id: string,
     @Arg('repositoryId', () => ID, REPOSITORY_ARG) repositoryId: string | null,
     @Arg('input', () => UpdateWebhookInput) input: UpdateWebhookInput,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: Context,
   ): Promise<Webhook> {
-    return updateWebhook(ctx, id, repositoryId, input);
+    return ctx.services.hooks.update(ctx.em, ctx.viewer, id, repositoryId, input);
   }
 
   @Mutation(() => Boolean, { description: 'Deletes the webhook; its pending deliveries are cancelled.' })
   deleteWebhook(
     @Arg('id', () => ID) id: string,
     @Arg('repositoryId', () => ID, REPOSITORY_ARG) repositoryId: string | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: Context,
   ): Promise<boolean> {
-    return deleteWebhook(ctx, id, repositoryId);
+    return ctx.services.hooks.delete(ctx.em, ctx.viewer, id, repositoryId);
   }
 
   @Mutation(() => Delivery, { description: 'Sends a ping event to the webhook now.' })
   pingWebhook(
     @Arg('id', () => ID) id: string,
     @Arg('repositoryId', () => ID, REPOSITORY_ARG) repositoryId: string | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: Context,
   ): Promise<Delivery> {
-    return pingWebhook(ctx, id, repositoryId);
+    return ctx.services.hooks.ping(ctx.em, ctx.viewer, id, repositoryId);
   }
 
   @Mutation(() => Delivery, { description: 'A new series of attempts for a finished delivery (same UUID and body).' })
@@ -74,9 +66,9 @@ export class WebhookResolver {
     @Arg('webhookId', () => ID) webhookId: string,
     @Arg('deliveryId', () => ID) deliveryId: string,
     @Arg('repositoryId', () => ID, REPOSITORY_ARG) repositoryId: string | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: Context,
   ): Promise<Delivery> {
-    return redeliver(ctx, webhookId, deliveryId, repositoryId);
+    return ctx.services.hooks.redeliver(ctx.em, ctx.viewer, webhookId, deliveryId, repositoryId);
   }
 
   @FieldResolver(() => DeliveryConnection, { description: 'Delivery history, newest first.' })
@@ -85,14 +77,14 @@ export class WebhookResolver {
     @Args(() => PageArgs) page: PageArgs,
     @Arg('status', () => DeliveryStatus, { nullable: true }) status: DeliveryStatus | null,
     @Arg('event', () => String, { nullable: true }) event: string | null,
-    @Ctx() ctx: RequestContext,
+    @Ctx() ctx: Context,
   ) {
-    return listDeliveries(ctx, hook, { status, event }, resolvePage(page));
+    return ctx.services.hooks.deliveries(ctx.em, hook, { status, event }, resolvePage(page));
   }
 
   @FieldResolver(() => Delivery, { nullable: true, description: 'NOT_FOUND when the webhook has no such delivery.' })
-  delivery(@Root() hook: Webhook, @Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext): Promise<Delivery> {
-    return deliveryOf(ctx.em, hook, id);
+  delivery(@Root() hook: Webhook, @Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<Delivery> {
+    return ctx.services.hooks.delivery(ctx.em, hook, id);
   }
 }
 
@@ -100,13 +92,13 @@ export class WebhookResolver {
 @Resolver(() => Repository)
 export class RepositoryWebhooksResolver {
   @FieldResolver(() => [Webhook], { description: 'Needs admin permission and the admin:repo_hook scope.' })
-  webhooks(@Root() repo: Repository, @Ctx() ctx: RequestContext): Promise<Webhook[]> {
-    return listWebhooks(ctx, repo.id);
+  webhooks(@Root() repo: Repository, @Ctx() ctx: Context): Promise<Webhook[]> {
+    return ctx.services.hooks.list(ctx.em, ctx.viewer, repo.id);
   }
 
   @FieldResolver(() => Webhook, { nullable: true })
-  webhook(@Root() repo: Repository, @Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext): Promise<Webhook> {
-    return webhookFor(ctx, id, repo.id);
+  webhook(@Root() repo: Repository, @Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<Webhook> {
+    return ctx.services.hooks.get(ctx.em, ctx.viewer, id, repo.id);
   }
 }
 
@@ -114,19 +106,19 @@ export class RepositoryWebhooksResolver {
 @Resolver(() => Delivery)
 export class DeliveryResolver {
   @FieldResolver(() => DeliveryRequest)
-  async request(@Root() delivery: Delivery, @Ctx() ctx: RequestContext): Promise<DeliveryRequest> {
+  async request(@Root() delivery: Delivery, @Ctx() ctx: Context): Promise<DeliveryRequest> {
     await ctx.em.populate(delivery, ['body', 'lastRequestHeaders', 'webhook']);
     return { url: delivery.lastRequestUrl ?? delivery.webhook.url, headers: delivery.lastRequestHeaders ?? {}, body: delivery.body };
   }
 
   @FieldResolver(() => DeliveryResponse, { nullable: true, description: 'The latest response, if any came.' })
-  async response(@Root() delivery: Delivery, @Ctx() ctx: RequestContext): Promise<DeliveryResponse | null> {
+  async response(@Root() delivery: Delivery, @Ctx() ctx: Context): Promise<DeliveryResponse | null> {
     await ctx.em.populate(delivery, ['lastResponse']);
     return delivery.lastResponse;
   }
 
   @FieldResolver(() => [DeliveryAttemptRecord], { description: 'Every attempt, oldest first.' })
-  attempts(@Root() delivery: Delivery, @Ctx() ctx: RequestContext): Promise<DeliveryAttemptRecord[]> {
+  attempts(@Root() delivery: Delivery, @Ctx() ctx: Context): Promise<DeliveryAttemptRecord[]> {
     return ctx.em.find(DeliveryAttemptRecord, { delivery }, { orderBy: { number: 'asc' } });
   }
 }

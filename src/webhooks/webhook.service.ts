@@ -1,15 +1,15 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Permission } from '../auth/permissions.js';
-import { grants } from '../auth/scopes.js';
+import { Permission, requireScope } from '../auth/permissions.js';
 import { User } from '../auth/user.entity.js';
-import type { RequestContext } from '../context.js';
 import { lockRow } from '../db/lock-row.js';
 import { isEventType } from '../events/event-types.js';
 import { actorRef, repositoryRef } from '../events/payloads.js';
-import { DomainError, conflict, invalid, notFound, Problems } from '../errors/domain-error.js';
+import { conflict, invalid, notFound, Problems } from '../errors/domain-error.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
-import { repositoryFor } from '../repositories/repository.service.js';
+import type { Repositories } from '../repositories/repository.service.js';
+import type { Principal } from '../principal.js';
+import type { Webhooks } from './webhooks.js';
 import { Delivery, DeliveryStatus } from './delivery.entity.js';
 import { DestinationPolicy } from './destination-policy.js';
 import type { CreateWebhookInput, CreatedWebhook, UpdateWebhookInput } from './webhook.inputs.js';
@@ -21,31 +21,46 @@ const MAX_WEBHOOKS = 20;
 const MAX_URL = 2048;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function requireHookScope(ctx: RequestContext): void {
-  if (!grants(ctx.viewer.scopes, 'admin:repo_hook')) throw new DomainError('FORBIDDEN', 'this token lacks the admin:repo_hook scope');
+/** The collaborators of the webhook use cases, given once at start-up. */
+export interface WebhookDeps {
+  repositories: Repositories;
+  /** The delivery runtime: destination policy, secret box, and waking the worker. */
+  webhooks: Webhooks;
+  baseUrl: string;
 }
 
 /**
  * The webhooks a caller manages: a repository's (admin permission and the
  * admin:repo_hook scope), or with no repository their own owner-level ones.
  */
-async function parentFor(ctx: RequestContext, repositoryId: string | null | undefined) {
-  if (repositoryId) return { repository: await repositoryFor(ctx, repositoryId, Permission.ADMIN, 'admin:repo_hook') };
-  requireHookScope(ctx);
+async function parentFor(deps: WebhookDeps, em: EntityManager, viewer: Principal, repositoryId: string | null | undefined) {
+  if (repositoryId) return { repository: await deps.repositories.find(em, viewer, repositoryId, Permission.ADMIN, 'admin:repo_hook') };
+  requireScope(viewer, 'admin:repo_hook');
   return { repository: null };
 }
 
-export async function listWebhooks(ctx: RequestContext, repositoryId: string | null): Promise<Webhook[]> {
-  const { repository } = await parentFor(ctx, repositoryId);
-  const where = repository ? { repository } : { repository: null, user: ctx.viewer.userId };
-  return ctx.em.find(Webhook, where, { orderBy: { createdAt: 'asc', id: 'asc' } });
+export async function listWebhooks(
+  deps: WebhookDeps,
+  em: EntityManager,
+  viewer: Principal,
+  repositoryId: string | null,
+): Promise<Webhook[]> {
+  const { repository } = await parentFor(deps, em, viewer, repositoryId);
+  const where = repository ? { repository } : { repository: null, user: viewer.userId };
+  return em.find(Webhook, where, { orderBy: { createdAt: 'asc', id: 'asc' } });
 }
 
 /** A webhook of that repository (or, without one, the caller's own owner-level webhook); 404 otherwise. */
-export async function webhookFor(ctx: RequestContext, id: string, repositoryId: string | null | undefined): Promise<Webhook> {
-  const { repository } = await parentFor(ctx, repositoryId);
+export async function webhookFor(
+  deps: WebhookDeps,
+  em: EntityManager,
+  viewer: Principal,
+  id: string,
+  repositoryId: string | null | undefined,
+): Promise<Webhook> {
+  const { repository } = await parentFor(deps, em, viewer, repositoryId);
   const hook = /^hook_[0-9a-z]{26}$/.test(id)
-    ? await ctx.em.findOne(Webhook, repository ? { id, repository } : { id, repository: null, user: ctx.viewer.userId })
+    ? await em.findOne(Webhook, repository ? { id, repository } : { id, repository: null, user: viewer.userId })
     : null;
   if (!hook) throw notFound('webhook');
   return hook;
@@ -89,9 +104,14 @@ function checkSecret(secret: string | null | undefined, problems: Problems): voi
 }
 
 /** Creating a webhook sends nothing; a generated secret is returned this once. */
-export async function createWebhook(ctx: RequestContext, input: CreateWebhookInput): Promise<CreatedWebhook> {
-  const { repository } = await parentFor(ctx, input.repositoryId);
-  const { webhooks } = ctx.services;
+export async function createWebhook(
+  deps: WebhookDeps,
+  em: EntityManager,
+  viewer: Principal,
+  input: CreateWebhookInput,
+): Promise<CreatedWebhook> {
+  const { repository } = await parentFor(deps, em, viewer, input.repositoryId);
+  const { webhooks } = deps;
   const problems = new Problems();
   checkUrl(input.url, webhooks.policy, problems);
   const events = checkEvents(input.events ?? ['push'], problems);
@@ -99,15 +119,15 @@ export async function createWebhook(ctx: RequestContext, input: CreateWebhookInp
   problems.throwIfAny();
 
   const generated = input.secret ? null : randomBytes(32).toString('hex');
-  const hook = await ctx.em.transactional(async (em) => {
+  const hook = await em.transactional(async (tx) => {
     // The parent's row lock makes count-then-insert atomic: concurrent creates cannot pass the limit together.
-    if (repository) await lockRow(em, 'repositories', repository.id);
-    else await lockRow(em, 'users', ctx.viewer.userId);
-    const existing = await em.count(Webhook, repository ? { repository } : { repository: null, user: ctx.viewer.userId });
+    if (repository) await lockRow(tx, 'repositories', repository.id);
+    else await lockRow(tx, 'users', viewer.userId);
+    const existing = await tx.count(Webhook, repository ? { repository } : { repository: null, user: viewer.userId });
     if (existing >= MAX_WEBHOOKS) throw conflict(`at most ${MAX_WEBHOOKS} webhooks per repository or owner`);
-    return em.create(Webhook, {
+    return tx.create(Webhook, {
       repository,
-      user: em.getReference(User, ctx.viewer.userId),
+      user: tx.getReference(User, viewer.userId),
       url: input.url,
       events,
       active: input.active ?? true,
@@ -118,13 +138,15 @@ export async function createWebhook(ctx: RequestContext, input: CreateWebhookInp
 }
 
 export async function updateWebhook(
-  ctx: RequestContext,
+  deps: WebhookDeps,
+  em: EntityManager,
+  viewer: Principal,
   id: string,
   repositoryId: string | null | undefined,
   input: UpdateWebhookInput,
 ): Promise<Webhook> {
-  const hook = await webhookFor(ctx, id, repositoryId);
-  const { webhooks } = ctx.services;
+  const hook = await webhookFor(deps, em, viewer, id, repositoryId);
+  const { webhooks } = deps;
   const problems = new Problems();
   for (const field of ['url', 'secret', 'events', 'active'] as const) {
     if (input[field] === null) problems.add(field, 'missing', `${field} cannot be null`);
@@ -147,61 +169,75 @@ export async function updateWebhook(
   }
   if (deactivating) hook.active = false;
   hook.updatedAt = new Date();
-  await ctx.em.transactional(async (em) => {
-    await em.flush();
-    if (deactivating) await cancelPendingDeliveries(em, [hook.id]);
+  await em.transactional(async (tx) => {
+    await tx.flush();
+    if (deactivating) await cancelPendingDeliveries(tx, [hook.id]);
   });
   return hook;
 }
 
 /** Deleting a webhook cancels (and with it removes) its deliveries. */
-export async function deleteWebhook(ctx: RequestContext, id: string, repositoryId: string | null | undefined): Promise<boolean> {
-  const hook = await webhookFor(ctx, id, repositoryId);
-  await ctx.em.transactional(async (em) => {
-    await cancelPendingDeliveries(em, [hook.id]);
-    await em.execute('delete from webhooks where id = ?', [hook.id]);
+export async function deleteWebhook(
+  deps: WebhookDeps,
+  em: EntityManager,
+  viewer: Principal,
+  id: string,
+  repositoryId: string | null | undefined,
+): Promise<boolean> {
+  const hook = await webhookFor(deps, em, viewer, id, repositoryId);
+  await em.transactional(async (tx) => {
+    await cancelPendingDeliveries(tx, [hook.id]);
+    await tx.execute('delete from webhooks where id = ?', [hook.id]);
   });
   return true;
 }
 
 /** Sends a `ping` now: the webhook's record, a zen line, and who asked. */
-export async function pingWebhook(ctx: RequestContext, id: string, repositoryId: string | null | undefined): Promise<Delivery> {
-  const hook = await webhookFor(ctx, id, repositoryId);
+export async function pingWebhook(
+  deps: WebhookDeps,
+  em: EntityManager,
+  viewer: Principal,
+  id: string,
+  repositoryId: string | null | undefined,
+): Promise<Delivery> {
+  const hook = await webhookFor(deps, em, viewer, id, repositoryId);
   if (!hook.active) throw conflict('the webhook is not active: activate it first');
-  await ctx.em.populate(hook, ['repository.owner']);
+  await em.populate(hook, ['repository.owner']);
   const body = JSON.stringify({
     event: 'ping',
     zen: zen(),
     hook_id: hook.id,
     hook: webhookRecord(hook),
-    ...(hook.repository ? { repository: repositoryRef(hook.repository, ctx.services.config.baseUrl) } : {}),
-    sender: actorRef({ id: ctx.viewer.userId, login: ctx.viewer.login }),
+    ...(hook.repository ? { repository: repositoryRef(hook.repository, deps.baseUrl) } : {}),
+    sender: actorRef({ id: viewer.userId, login: viewer.login }),
   });
-  const delivery = ctx.em.create(Delivery, { id: randomUUID(), webhook: hook, event: 'ping', body, nextAttemptAt: new Date() });
-  await ctx.em.flush();
-  ctx.services.webhooks.wake([hook.id]);
+  const delivery = em.create(Delivery, { id: randomUUID(), webhook: hook, event: 'ping', body, nextAttemptAt: new Date() });
+  await em.flush();
+  deps.webhooks.wake([hook.id]);
   return delivery;
 }
 
 /** A new series of attempts for a finished delivery: same UUID, same body, trigger `redelivery`. */
 export async function redeliver(
-  ctx: RequestContext,
+  deps: WebhookDeps,
+  em: EntityManager,
+  viewer: Principal,
   webhookId: string,
   deliveryId: string,
   repositoryId: string | null | undefined,
 ): Promise<Delivery> {
-  const hook = await webhookFor(ctx, webhookId, repositoryId);
-  const delivery = await deliveryOf(ctx.em, hook, deliveryId);
+  const hook = await webhookFor(deps, em, viewer, webhookId, repositoryId);
+  const delivery = await deliveryOf(em, hook, deliveryId);
   if (!hook.active) throw conflict('the webhook is not active: activate it first');
-  const rows = await ctx.em.execute<{ id: string }[]>(
+  const rows = await em.execute<{ id: string }[]>(
     `update deliveries set status = 'pending', series = series + 1, series_attempts = 0, next_attempt_at = now(),
             completed_at = null, claimed_until = null
       where id = ? and status <> 'pending' returning id`,
     [delivery.id],
   );
   if (rows.length === 0) throw conflict('the delivery is still in progress');
-  ctx.services.webhooks.wake([hook.id]);
-  return (await ctx.em.refresh(delivery))!;
+  deps.webhooks.wake([hook.id]);
+  return (await em.refresh(delivery))!;
 }
 
 export async function deliveryOf(em: EntityManager, hook: Webhook, deliveryId: string): Promise<Delivery> {
@@ -212,7 +248,7 @@ export async function deliveryOf(em: EntityManager, hook: Webhook, deliveryId: s
 
 /** Delivery history, newest first, optionally by status and event type. */
 export async function listDeliveries(
-  ctx: RequestContext,
+  em: EntityManager,
   hook: Webhook,
   filter: { status?: DeliveryStatus | null; event?: string | null },
   page: Page,
@@ -223,10 +259,51 @@ export async function listDeliveries(
     ...(filter.status ? { status: filter.status } : {}),
     ...(filter.event ? { event: filter.event } : {}),
   };
-  const [items, total] = await ctx.em.findAndCount(Delivery, where, {
+  const [items, total] = await em.findAndCount(Delivery, where, {
     orderBy: { createdAt: 'desc', id: 'desc' },
     limit: page.limit,
     offset: page.offset,
   });
   return connection(items, total, page);
+}
+
+/** The webhook use cases with their collaborators bound, as transports call them. */
+export class WebhookSettings {
+  constructor(private readonly deps: WebhookDeps) {}
+
+  list(em: EntityManager, viewer: Principal, repositoryId: string | null) {
+    return listWebhooks(this.deps, em, viewer, repositoryId);
+  }
+
+  get(em: EntityManager, viewer: Principal, id: string, repositoryId: string | null | undefined) {
+    return webhookFor(this.deps, em, viewer, id, repositoryId);
+  }
+
+  create(em: EntityManager, viewer: Principal, input: CreateWebhookInput) {
+    return createWebhook(this.deps, em, viewer, input);
+  }
+
+  update(em: EntityManager, viewer: Principal, id: string, repositoryId: string | null | undefined, input: UpdateWebhookInput) {
+    return updateWebhook(this.deps, em, viewer, id, repositoryId, input);
+  }
+
+  delete(em: EntityManager, viewer: Principal, id: string, repositoryId: string | null | undefined) {
+    return deleteWebhook(this.deps, em, viewer, id, repositoryId);
+  }
+
+  ping(em: EntityManager, viewer: Principal, id: string, repositoryId: string | null | undefined) {
+    return pingWebhook(this.deps, em, viewer, id, repositoryId);
+  }
+
+  redeliver(em: EntityManager, viewer: Principal, webhookId: string, deliveryId: string, repositoryId: string | null | undefined) {
+    return redeliver(this.deps, em, viewer, webhookId, deliveryId, repositoryId);
+  }
+
+  deliveries(em: EntityManager, hook: Webhook, filter: { status?: DeliveryStatus | null; event?: string | null }, page: Page) {
+    return listDeliveries(em, hook, filter, page);
+  }
+
+  delivery(em: EntityManager, hook: Webhook, deliveryId: string) {
+    return deliveryOf(em, hook, deliveryId);
+  }
 }

@@ -1,4 +1,10 @@
 /**
+ * Who is calling, and what their token allows: the identity every layer
+ * speaks of (a request's context, permission checks, git access). The auth
+ * capability is what turns a token into a Principal.
+ */
+
+/**
  * Token scopes. `admin` implies every other scope and `repo` implies
  * `repo:read`, so a check names the least scope an operation needs.
  */
@@ -12,4 +18,14 @@ export function isScope(value: string): value is Scope {
 export function grants(held: ReadonlySet<string>, needed: Scope): boolean {
   if (held.has('admin') || held.has(needed)) return true;
   return needed === 'repo:read' && held.has('repo');
+}
+
+/** Who is calling: the token's user and the token's scopes. */
+export interface Principal {
+  userId: string;
+  login: string;
+  email: string;
+  admin: boolean;
+  tokenId: string;
+  scopes: ReadonlySet<Scope>;
 }

@@ -4,7 +4,7 @@ import { Field, ObjectType } from 'type-graphql';
 import { Actor, User } from '../auth/user.entity.js';
 import { newId } from '../ids.js';
 import { Permission } from '../auth/permissions.js';
-import { Repository } from './repository.entity.js';
+import { Repository } from '../repositories/repository.entity.js';
 
 /** A user given `read`, `write` or `admin` on someone else's repository. */
 @ObjectType('Collaborator')

@@ -1,0 +1,120 @@
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { conflict, DomainError, notFound, Problems } from '../errors/domain-error.js';
+import { looksLikeId } from '../ids.js';
+import { grants, isScope, SCOPES, type Principal, type Scope } from '../principal.js';
+import { AccessToken } from './access-token.entity.js';
+import type { CreateAccessTokenInput, CreatedAccessToken, CreateUserInput } from './auth.inputs.js';
+import type { TokenAuthenticator } from './authenticate.js';
+import { generateToken, hashToken } from './tokens.js';
+import { User } from './user.entity.js';
+
+/** GitHub-style logins: letters, digits and single inner hyphens, at most 39 characters. */
+const LOGIN = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+
+function requireSiteAdmin(viewer: Principal): void {
+  if (!viewer.admin || !grants(viewer.scopes, 'admin')) {
+    throw new DomainError('FORBIDDEN', 'site administration needs a site admin token with the admin scope');
+  }
+}
+
+/** Creates a token and returns its secret once. Only the hash is stored. */
+export async function issueToken(
+  em: EntityManager,
+  user: User,
+  name: string,
+  scopes: Scope[],
+  expiresAt: Date | null,
+  secret = generateToken(),
+): Promise<CreatedAccessToken> {
+  const accessToken = em.create(AccessToken, { user, name, scopes, tokenHash: hashToken(secret), expiresAt });
+  await em.flush();
+  return { token: secret, accessToken };
+}
+
+/**
+ * The accounts use cases (users and their tokens), callable by any transport
+ * with the request's entity manager and the acting user. Revocation also
+ * reaches the authenticator's cache, so it takes effect at once here.
+ */
+export class Accounts {
+  constructor(private readonly authenticator: TokenAuthenticator) {}
+
+  /** The user whose token made the request. */
+  viewer(em: EntityManager, viewer: Principal): Promise<User> {
+    return em.findOneOrFail(User, { id: viewer.userId });
+  }
+
+  /** The caller's own tokens, newest first. */
+  tokens(em: EntityManager, viewer: Principal): Promise<AccessToken[]> {
+    return em.find(AccessToken, { user: viewer.userId }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+  }
+
+  async createUser(em: EntityManager, viewer: Principal, input: CreateUserInput): Promise<User> {
+    requireSiteAdmin(viewer);
+    const problems = new Problems();
+    if (!LOGIN.test(input.login)) {
+      problems.add('login', 'invalid_format', 'login must be 1-39 letters, digits or inner single hyphens');
+    }
+    if (!EMAIL.test(input.email)) problems.add('email', 'invalid_format', 'email is not an address');
+    problems.throwIfAny();
+    try {
+      const user = em.create(User, {
+        login: input.login,
+        loginKey: input.login.toLowerCase(),
+        email: input.email,
+        admin: input.admin ?? false,
+      });
+      await em.flush();
+      return user;
+    } catch (error) {
+      if (error instanceof UniqueConstraintViolationException) throw conflict('this login is taken');
+      throw error;
+    }
+  }
+
+  /**
+   * A caller may create tokens for themself; a site admin (admin scope) for
+   * anyone. A token can only hand out scopes its caller's token holds, so a
+   * read-only token cannot mint a read-write one, and only site admins may
+   * hold `admin`.
+   */
+  async createAccessToken(em: EntityManager, viewer: Principal, input: CreateAccessTokenInput): Promise<CreatedAccessToken> {
+    const forOther = input.login != null && input.login.toLowerCase() !== viewer.login.toLowerCase();
+    if (forOther) requireSiteAdmin(viewer);
+
+    const problems = new Problems();
+    const name = input.name.trim();
+    if (name === '' || name.length > 100) problems.add('name', 'invalid_length', 'name must be 1 to 100 characters');
+    if (input.scopes.length === 0) problems.add('scopes', 'missing', 'at least one scope is needed');
+    for (const scope of input.scopes) {
+      if (!isScope(scope)) problems.add('scopes', 'unknown_scope', `unknown scope "${scope}" (known: ${SCOPES.join(', ')})`);
+    }
+    if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) {
+      problems.add('expiresAt', 'in_past', 'expiresAt must be in the future');
+    }
+    problems.throwIfAny();
+
+    const scopes = [...new Set(input.scopes)] as Scope[];
+    for (const scope of scopes) {
+      if (!grants(viewer.scopes, scope)) throw new DomainError('FORBIDDEN', `this token cannot grant the ${scope} scope it does not hold`);
+    }
+    const user = await em.findOne(User, forOther ? { loginKey: input.login!.toLowerCase() } : { id: viewer.userId });
+    if (!user) throw notFound('user');
+    if (scopes.includes('admin') && !user.admin) throw new DomainError('FORBIDDEN', 'only site admins may hold the admin scope');
+    return issueToken(em, user, name, scopes, input.expiresAt ?? null);
+  }
+
+  async revokeAccessToken(em: EntityManager, viewer: Principal, id: string): Promise<boolean> {
+    const token = looksLikeId('tok', id) ? await em.findOne(AccessToken, { id }) : null;
+    const mayRevoke = token && (token.user.id === viewer.userId || (viewer.admin && grants(viewer.scopes, 'admin')));
+    if (!token || !mayRevoke) throw notFound('access token');
+    if (!token.revokedAt) {
+      token.revokedAt = new Date();
+      await em.flush();
+    }
+    this.authenticator.forget(token.id);
+    return true;
+  }
+}

@@ -1,0 +1,39 @@
+import { Field, InputType, ObjectType } from 'type-graphql';
+import { SCOPES } from '../principal.js';
+import { AccessToken } from './access-token.entity.js';
+
+@InputType()
+export class CreateUserInput {
+  @Field()
+  login!: string;
+
+  @Field()
+  email!: string;
+
+  @Field(() => Boolean, { nullable: true, defaultValue: false })
+  admin?: boolean | null;
+}
+
+@InputType()
+export class CreateAccessTokenInput {
+  @Field(() => String, { nullable: true, description: "Whose token; defaults to the caller. Another user's needs the admin scope." })
+  login?: string | null;
+
+  @Field()
+  name!: string;
+
+  @Field(() => [String], { description: `Any of: ${SCOPES.join(', ')}.` })
+  scopes!: string[];
+
+  @Field(() => Date, { nullable: true })
+  expiresAt?: Date | null;
+}
+
+@ObjectType()
+export class CreatedAccessToken {
+  @Field({ description: 'The secret. Shown only in this response.' })
+  token!: string;
+
+  @Field(() => AccessToken)
+  accessToken!: AccessToken;
+}

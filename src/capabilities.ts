@@ -1,0 +1,51 @@
+import { AccessToken } from './auth/access-token.entity.js';
+import { AuthResolver } from './auth/auth.resolver.js';
+import { User } from './auth/user.entity.js';
+import { Collaborator } from './collaborators/collaborator.entity.js';
+import { CollaboratorResolver } from './collaborators/collaborator.resolver.js';
+import { DomainEvent } from './events/domain-event.entity.js';
+import { GitResolver } from './git/git.resolver.js';
+import { PushJournal } from './git/push-journal.entity.js';
+import { GitRef } from './git/refs.entity.js';
+import { Issue } from './issues/issue.entity.js';
+import { IssueResolver, RepositoryIssuesResolver } from './issues/issue.resolver.js';
+import { PullRequest } from './pulls/pull-request.entity.js';
+import { PullRequestResolver, RepositoryPullsResolver } from './pulls/pull-request.resolver.js';
+import { Review } from './pulls/review.entity.js';
+import { Repository } from './repositories/repository.entity.js';
+import { RepositoryResolver } from './repositories/repository.resolver.js';
+import { Delivery, DeliveryAttemptRecord } from './webhooks/delivery.entity.js';
+import { Webhook } from './webhooks/webhook.entity.js';
+import { DeliveryResolver, RepositoryWebhooksResolver, WebhookResolver } from './webhooks/webhook.resolver.js';
+
+/** What every capability contributes to the one database and the one schema; a new capability adds itself here. */
+
+export const ENTITIES = [
+  User,
+  AccessToken,
+  Repository,
+  Collaborator,
+  Issue,
+  PullRequest,
+  Review,
+  DomainEvent,
+  GitRef,
+  PushJournal,
+  Webhook,
+  Delivery,
+  DeliveryAttemptRecord,
+];
+
+export const RESOLVERS = [
+  AuthResolver,
+  RepositoryResolver,
+  CollaboratorResolver,
+  IssueResolver,
+  RepositoryIssuesResolver,
+  PullRequestResolver,
+  RepositoryPullsResolver,
+  GitResolver,
+  WebhookResolver,
+  RepositoryWebhooksResolver,
+  DeliveryResolver,
+] as const;

@@ -1,0 +1,76 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Permission } from '../auth/permissions.js';
+import { User } from '../auth/user.entity.js';
+import { lockRow } from '../db/lock-row.js';
+import { invalid, notFound } from '../errors/domain-error.js';
+import type { EventRecorder } from '../events/event-recorder.js';
+import { actorRef } from '../events/payloads.js';
+import type { Principal } from '../principal.js';
+import type { Repository } from '../repositories/repository.entity.js';
+import type { Repositories } from '../repositories/repository.service.js';
+import { Collaborator } from './collaborator.entity.js';
+
+/** Collaborators of a repository: users given `read`, `write` or `admin` on it by its admins. */
+export class Collaborators {
+  constructor(private readonly deps: { events: EventRecorder; repositories: Repositories }) {}
+
+  /** The collaborators of a repository the caller could read (the query that returned it checked that). */
+  list(em: EntityManager, repo: Repository): Promise<Collaborator[]> {
+    return em.find(Collaborator, { repository: repo }, { populate: ['user'], orderBy: { user: { loginKey: 'asc' } } });
+  }
+
+  /**
+   * Adds a collaborator or changes their permission (admin on the repository).
+   * Only a new membership records `member` `added`.
+   */
+  async set(em: EntityManager, viewer: Principal, repositoryId: string, login: string, permission: Permission): Promise<Collaborator> {
+    const repo = await this.deps.repositories.find(em, viewer, repositoryId, Permission.ADMIN);
+    const user = await userByLogin(em, login);
+    if (user.id === repo.owner.id) throw invalid('username', 'is_owner', 'the owner already has admin permission');
+
+    const { events } = this.deps;
+    return events.transaction(em, async (tx) => {
+      await lockRow(tx, 'repositories', repo.id); // concurrent PUTs cannot both insert
+      const existing = await tx.findOne(Collaborator, { repository: repo, user });
+      if (existing) {
+        existing.permission = permission;
+        return existing;
+      }
+      const collaborator = tx.create(Collaborator, { repository: repo, user, permission });
+      await events.record(tx, {
+        type: 'member',
+        action: 'added',
+        repository: repo,
+        actor: { id: viewer.userId, login: viewer.login },
+        fields: { member: actorRef(user), permission },
+      });
+      return collaborator;
+    });
+  }
+
+  async remove(em: EntityManager, viewer: Principal, repositoryId: string, login: string): Promise<boolean> {
+    const repo = await this.deps.repositories.find(em, viewer, repositoryId, Permission.ADMIN);
+    const user = await userByLogin(em, login);
+    const { events } = this.deps;
+    return events.transaction(em, async (tx) => {
+      await lockRow(tx, 'repositories', repo.id); // concurrent PUTs cannot both insert
+      const existing = await tx.findOne(Collaborator, { repository: repo, user });
+      if (!existing) throw notFound('collaborator');
+      tx.remove(existing);
+      await events.record(tx, {
+        type: 'member',
+        action: 'removed',
+        repository: repo,
+        actor: { id: viewer.userId, login: viewer.login },
+        fields: { member: actorRef(user), permission: existing.permission },
+      });
+      return true;
+    });
+  }
+}
+
+async function userByLogin(em: EntityManager, login: string): Promise<User> {
+  const user = await em.findOne(User, { loginKey: login.toLowerCase() });
+  if (!user) throw notFound('user');
+  return user;
+}

@@ -1,0 +1,16 @@
+import type { EventRecorder } from '../events/event-recorder.js';
+import type { RefTransactions } from '../git/ref-transaction.js';
+import type { GitStorage } from '../git/storage.js';
+import type { Logger } from '../logger.js';
+import type { Repositories } from '../repositories/repository.service.js';
+import type { Mergeability } from './mergeability.js';
+
+/** The collaborators of the pull request use cases, given once at start-up. */
+export interface PullDeps {
+  events: EventRecorder;
+  repositories: Repositories;
+  git: GitStorage;
+  refs: RefTransactions;
+  mergeability: Mergeability;
+  log: Logger;
+}

@@ -1,0 +1,53 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Principal } from '../principal.js';
+import type { Repository } from '../repositories/repository.entity.js';
+import type { Page } from '../graphql/pagination.js';
+import { mergePullRequest } from './merge.js';
+import type { PullDeps } from './pull-request.deps.js';
+import type {
+  CreatePullRequestInput,
+  MergePullRequestInput,
+  PullRequestStateFilter,
+  SubmitReviewInput,
+  UpdatePullRequestInput,
+} from './pull-request.inputs.js';
+import { createPullRequest, listPullRequests, readPullRequest, updatePullRequest } from './pull-request.service.js';
+import { pullRequestView } from './pull-request.view.js';
+import { listReviews, submitReview } from './review.service.js';
+
+/**
+ * The pull request use cases with their collaborators bound, as transports
+ * call them: (entity manager, acting user, input). Each is a function of its
+ * own file (service, merge, reviews); changes answer with the view clients see.
+ */
+export class PullRequests {
+  constructor(private readonly deps: PullDeps) {}
+
+  list(em: EntityManager, repo: Repository, state: PullRequestStateFilter, page: Page) {
+    return listPullRequests(em, repo, state, page);
+  }
+
+  read(em: EntityManager, repo: Repository, number: number) {
+    return readPullRequest(em, repo, number);
+  }
+
+  async create(em: EntityManager, viewer: Principal, input: CreatePullRequestInput) {
+    return pullRequestView(await createPullRequest(this.deps, em, viewer, input));
+  }
+
+  async update(em: EntityManager, viewer: Principal, input: UpdatePullRequestInput) {
+    return pullRequestView(await updatePullRequest(this.deps, em, viewer, input));
+  }
+
+  merge(em: EntityManager, viewer: Principal, input: MergePullRequestInput) {
+    return mergePullRequest(this.deps, em, viewer, input);
+  }
+
+  reviews(em: EntityManager, pullRequestId: string, page: Page) {
+    return listReviews(em, pullRequestId, page);
+  }
+
+  review(em: EntityManager, viewer: Principal, input: SubmitReviewInput) {
+    return submitReview(this.deps, em, viewer, input);
+  }
+}

@@ -1,0 +1,18 @@
+import 'reflect-metadata';
+import type { GraphQLSchema } from 'graphql';
+import { GraphQLDateTime } from 'graphql-scalars';
+import { buildSchema } from 'type-graphql';
+import { RESOLVERS } from './capabilities.js';
+import { guardTextArguments } from './graphql/text-arguments.js';
+
+let built: Promise<GraphQLSchema> | undefined;
+
+/** The one schema, shared by Apollo (/graphql) and the REST facade. */
+export function getSchema(): Promise<GraphQLSchema> {
+  built ??= buildSchema({
+    resolvers: [...RESOLVERS],
+    scalarsMap: [{ type: Date, scalar: GraphQLDateTime }],
+    validate: false, // inputs are validated by the use cases, with field-level details
+  }).then(guardTextArguments);
+  return built;
+}
