@@ -7,7 +7,7 @@ import { DomainError } from '../errors/domain-error.js';
 import type { Repository } from '../repositories/repository.entity.js';
 import { PUSH_REPORT_ENV } from './hooks.js';
 import type { GitHosting } from './hosting.js';
-import type { GitHttp } from './smart-http.js';
+import type { GitHttp } from './git-http.js';
 import { finishGitResponse, sendGitAnswer, sendGitError } from './http-answers.js';
 import { parseReport } from './ref-updates.js';
 import { runRpc, type ServiceRun } from './transport.js';

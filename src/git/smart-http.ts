@@ -1,12 +1,6 @@
 import express, { type Request, type Response } from 'express';
-import type { MikroORM } from '@mikro-orm/postgresql';
-import type { TokenAuthenticator } from '../auth/authenticate.js';
-import type { Config } from '../config.js';
-import type { Logger } from '../logger.js';
-import type { Repositories } from '../repositories/repository.service.js';
-import type { RefTransactions } from './ref-transaction.js';
-import type { GitStorage } from './storage.js';
 import { gitAccess, tokenFrom } from './git-auth.js';
+import type { GitHttp } from './git-http.js';
 import type { GitHosting } from './hosting.js';
 import { finishGitResponse, sendGitAnswer, sendGitError } from './http-answers.js';
 import { receivePack } from './receive.js';
@@ -39,17 +33,6 @@ interface GitRequest {
  * `POST git-receive-pack`. The protocol itself is the git binary's; this
  * only authenticates, finds the repository and streams.
  */
-/** What git over HTTP works with: the same use cases as the resolvers (repositories, tokens) and git's own parts. */
-export interface GitHttp {
-  config: Config;
-  log: Logger;
-  orm: MikroORM;
-  git: GitStorage;
-  refs: RefTransactions;
-  auth: TokenAuthenticator;
-  repositories: Repositories;
-}
-
 export function createGitRouter(services: GitHttp, hosting: GitHosting): express.Router {
   const router = express.Router();
   router.use((req, res, next) => {
