@@ -8,7 +8,8 @@ import { readJsonObject } from './body.js';
 import { DomainError } from '../src/errors/domain-error.js';
 import { internalError, sendMethodNotAllowed, sendRestError } from '../src/http/error-answers.js';
 import { RestOperation } from './operation.js';
-import { ROUTES, type Route } from './routes.js';
+import { ROUTES } from './routes.js';
+import type { RestPage, RestRoute, RouteInput } from './route.js';
 import { PULL_ROUTES } from './pull-routes.js';
 import { WEBHOOK_ROUTES } from './webhook-routes.js';
 
@@ -29,7 +30,7 @@ export const restSurface: Surface = (services, schema) => {
 export function createRestRouter(
   services: Services,
   schema: GraphQLSchema,
-  routes: Route[] = [...ROUTES, ...PULL_ROUTES, ...WEBHOOK_ROUTES],
+  routes: RestRoute[] = [...ROUTES, ...PULL_ROUTES, ...WEBHOOK_ROUTES],
 ): Router {
   const router = express.Router();
   router.use(requireToken((header) => services.auth.fromAuthorizationHeader(header), sendRestError));
@@ -48,10 +49,12 @@ export function createRestRouter(
   return router;
 }
 
-async function handle(services: Services, route: Route, operation: RestOperation, req: Request, res: Response): Promise<void> {
+async function handle(services: Services, route: RestRoute, operation: RestOperation, req: Request, res: Response): Promise<void> {
   try {
     const body = route.body ? await readJsonObject(req) : {};
-    const variables = route.variables({ params: req.params as Record<string, string>, query: req.query as Record<string, unknown>, body });
+    // From here on the client's values are FromClient: routes pass them on, GraphQL and the services judge them.
+    const input = { params: req.params, query: req.query, body } as RouteInput;
+    const variables = route.variables(input);
     const outcome = await operation.run(requestContext(services, res), variables);
     if (!outcome.ok) {
       if (outcome.error instanceof DomainError) return sendRestError(res, outcome.error);
@@ -60,13 +63,13 @@ async function handle(services: Services, route: Route, operation: RestOperation
     }
     const value = route.result(outcome.data);
     if (value === null || value === undefined) return sendRestError(res, new DomainError('NOT_FOUND', 'not found'));
-    const status = route.status ?? 200;
-    switch (route.kind ?? 'record') {
+    const status = route.status;
+    switch (route.kind) {
       case 'empty':
         res.status(204).end();
         return;
       case 'envelope': {
-        const page = value as { nodes: unknown[]; total_count: number; limit: number; offset: number; has_more: boolean };
+        const page = value as RestPage;
         res
           .status(status)
           .json({ data: page.nodes, total: page.total_count, limit: page.limit, offset: page.offset, hasMore: page.has_more });

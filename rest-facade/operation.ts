@@ -1,9 +1,9 @@
-import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import {
   execute,
   getNullableType,
   isInputObjectType,
   validate,
+  type DocumentNode,
   type GraphQLError,
   type GraphQLInputType,
   type GraphQLSchema,
@@ -13,9 +13,6 @@ import { NotAList, resultShape, toGraphQLValue, toRest, variableTypes } from './
 import { DomainError } from '../src/errors/domain-error.js';
 import { fromGraphQLError } from './errors.js';
 
-/** REST-dialect variable values, keyed by the operation's variable names. */
-export type RestVariables = Record<string, unknown>;
-
 export type OperationOutcome = { ok: true; data: Record<string, unknown> } | { ok: false; error: DomainError | GraphQLError };
 
 /**
@@ -23,13 +20,13 @@ export type OperationOutcome = { ok: true; data: Record<string, unknown> } | { o
  * once at start-up, executed in-process with the caller's context, its
  * result already converted to the REST dialect.
  */
-export class RestOperation<TData = unknown> {
+export class RestOperation {
   private readonly shape: ReturnType<typeof resultShape>;
   private readonly variables: Map<string, GraphQLInputType>;
 
   constructor(
     private readonly schema: GraphQLSchema,
-    private readonly document: TypedDocumentNode<TData, never>,
+    private readonly document: DocumentNode,
   ) {
     const errors = validate(schema, document);
     if (errors.length) throw new Error(`facade operation does not match the schema: ${errors.map((e) => e.message).join('; ')}`);
@@ -37,7 +34,8 @@ export class RestOperation<TData = unknown> {
     this.variables = variableTypes(schema, document);
   }
 
-  async run(ctx: RequestContext, raw: RestVariables): Promise<OperationOutcome> {
+  /** `raw`: REST-dialect values keyed by the operation's variable names. */
+  async run(ctx: RequestContext, raw: Record<string, unknown>): Promise<OperationOutcome> {
     const variableValues: Record<string, unknown> = {};
     try {
       for (const [name, type] of this.variables) {

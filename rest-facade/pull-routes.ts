@@ -9,7 +9,8 @@ import {
   SubmitReviewDocument,
   UpdatePullRequestDocument,
 } from './generated/graphql.js';
-import { numberParam, pageParams, type Route, type RouteInput } from './routes.js';
+import { route, type RestRoute, type RouteInput } from './route.js';
+import { numberParam, pageParams } from './routes.js';
 
 /** A pull request's path parameters as the operations' variables. */
 const pull = ({ params }: RouteInput) => ({ id: params.id, number: numberParam(params.number) });
@@ -20,16 +21,16 @@ const pullInput = (input: RouteInput) => ({
 const paged = (input: RouteInput) => ({ ...pull(input), ...pageParams(input.query) });
 
 /** Pull requests, their merge and reviews, and (as GitHub has them) their commits and files. */
-export const PULL_ROUTES: Route[] = [
-  {
+export const PULL_ROUTES: RestRoute[] = [
+  route({
     method: 'get',
     path: '/repos/:id/pulls',
     document: ListPullRequestsDocument,
     variables: ({ params, query }) => ({ id: params.id, state: query.state, ...pageParams(query) }),
     result: (data) => data.repository?.pull_requests,
     kind: 'envelope',
-  },
-  {
+  }),
+  route({
     method: 'post',
     path: '/repos/:id/pulls',
     document: CreatePullRequestDocument,
@@ -37,39 +38,39 @@ export const PULL_ROUTES: Route[] = [
     result: (data) => data.create_pull_request,
     status: 201,
     body: true,
-  },
-  {
+  }),
+  route({
     method: 'get',
     path: '/repos/:id/pulls/:number',
     document: GetPullRequestDocument,
     variables: pull,
     result: (data) => data.repository?.pull_request,
-  },
-  {
+  }),
+  route({
     method: 'patch',
     path: '/repos/:id/pulls/:number',
     document: UpdatePullRequestDocument,
     variables: pullInput,
     result: (data) => data.update_pull_request,
     body: true,
-  },
-  {
+  }),
+  route({
     method: 'put',
     path: '/repos/:id/pulls/:number/merge',
     document: MergePullRequestDocument,
     variables: pullInput,
     result: (data) => data.merge_pull_request,
     body: true,
-  },
-  {
+  }),
+  route({
     method: 'get',
     path: '/repos/:id/pulls/:number/reviews',
     document: ListPullRequestReviewsDocument,
     variables: paged,
     result: (data) => data.repository?.pull_request?.reviews,
     kind: 'envelope',
-  },
-  {
+  }),
+  route({
     method: 'post',
     path: '/repos/:id/pulls/:number/reviews',
     document: SubmitReviewDocument,
@@ -77,21 +78,21 @@ export const PULL_ROUTES: Route[] = [
     result: (data) => data.submit_review,
     status: 201,
     body: true,
-  },
-  {
+  }),
+  route({
     method: 'get',
     path: '/repos/:id/pulls/:number/commits',
     document: ListPullRequestCommitsDocument,
     variables: paged,
     result: (data) => data.repository?.pull_request?.commits,
     kind: 'envelope',
-  },
-  {
+  }),
+  route({
     method: 'get',
     path: '/repos/:id/pulls/:number/files',
     document: ListPullRequestFilesDocument,
     variables: paged,
     result: (data) => data.repository?.pull_request?.files,
     kind: 'envelope',
-  },
+  }),
 ];

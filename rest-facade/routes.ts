@@ -1,4 +1,3 @@
-import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import {
   CreateIssueDocument,
   CreateRepositoryDocument,
@@ -15,36 +14,12 @@ import {
   UpdateRepositoryDocument,
 } from './generated/graphql.js';
 import { DomainError } from '../src/errors/domain-error.js';
-import type { RestVariables } from './operation.js';
-
-export interface RouteInput {
-  params: Record<string, string>;
-  query: Record<string, unknown>;
-  body: Record<string, unknown>;
-}
-
-/**
- * One REST endpoint as a mapping onto a GraphQL operation: which
- * variables it passes, where its answer sits in the (already REST-shaped)
- * result, and how it is written out. No rule of the service lives here.
- */
-export interface Route {
-  method: 'get' | 'post' | 'patch' | 'put' | 'delete';
-  path: string;
-  document: TypedDocumentNode<any, any>;
-  variables: (input: RouteInput) => RestVariables;
-  result: (data: any) => unknown;
-  /** record: the value; envelope: the list envelope; array: bare array; empty: 204. */
-  kind?: 'record' | 'envelope' | 'array' | 'empty';
-  status?: number;
-  /** Whether the endpoint takes a JSON body. */
-  body?: boolean;
-}
+import { route, type FromClient, type RestRoute } from './route.js';
 
 /** `limit`/`offset` query parameters as integers; range rules (negative, clamping) are the service's. */
-export function pageParams(query: Record<string, unknown>): { limit?: number; offset?: number } {
+export function pageParams(query: Record<string, FromClient | undefined>): { limit?: number; offset?: number } {
   const parse = (name: 'limit' | 'offset'): number | undefined => {
-    const raw = query[name];
+    const raw: unknown = query[name];
     if (raw === undefined) return undefined;
     if (typeof raw !== 'string' || !/^-?\d+$/.test(raw)) {
       throw new DomainError('INVALID_PAGINATION', `${name} must be a non-negative integer`);
@@ -63,18 +38,16 @@ export function numberParam(raw: string | undefined): number {
   return Number(raw);
 }
 
-const stringQuery = (value: unknown) => value; // passed as given: GraphQL coercion rejects arrays and objects
-
-export const ROUTES: Route[] = [
-  {
+export const ROUTES: RestRoute[] = [
+  route({
     method: 'get',
     path: '/repos',
     document: ListRepositoriesDocument,
-    variables: ({ query }) => ({ owner: stringQuery(query.owner), ...pageParams(query) }),
+    variables: ({ query }) => ({ owner: query.owner, ...pageParams(query) }),
     result: (data) => data.repositories,
     kind: 'envelope',
-  },
-  {
+  }),
+  route({
     method: 'post',
     path: '/repos',
     document: CreateRepositoryDocument,
@@ -82,45 +55,45 @@ export const ROUTES: Route[] = [
     result: (data) => data.create_repository,
     status: 201,
     body: true,
-  },
-  {
+  }),
+  route({
     method: 'get',
     path: '/repos/:owner/:repo/resolve',
     document: ResolveRepositoryDocument,
     variables: ({ params }) => ({ owner: params.owner, name: params.repo }),
     result: (data) => data.repository_by_name,
-  },
-  {
+  }),
+  route({
     method: 'get',
     path: '/repos/:id',
     document: GetRepositoryDocument,
     variables: ({ params }) => ({ id: params.id }),
     result: (data) => data.repository,
-  },
-  {
+  }),
+  route({
     method: 'patch',
     path: '/repos/:id',
     document: UpdateRepositoryDocument,
     variables: ({ params, body }) => ({ id: params.id, input: body }),
     result: (data) => data.update_repository,
     body: true,
-  },
-  {
+  }),
+  route({
     method: 'delete',
     path: '/repos/:id',
     document: DeleteRepositoryDocument,
     variables: ({ params }) => ({ id: params.id }),
     result: (data) => data.delete_repository,
-  },
-  {
+  }),
+  route({
     method: 'get',
     path: '/repos/:id/issues',
     document: ListIssuesDocument,
-    variables: ({ params, query }) => ({ id: params.id, state: stringQuery(query.state), ...pageParams(query) }),
+    variables: ({ params, query }) => ({ id: params.id, state: query.state, ...pageParams(query) }),
     result: (data) => data.repository?.issues,
     kind: 'envelope',
-  },
-  {
+  }),
+  route({
     method: 'post',
     path: '/repos/:id/issues',
     document: CreateIssueDocument,
@@ -128,44 +101,44 @@ export const ROUTES: Route[] = [
     result: (data) => data.create_issue,
     status: 201,
     body: true,
-  },
-  {
+  }),
+  route({
     method: 'get',
     path: '/repos/:id/issues/:number',
     document: GetIssueDocument,
     variables: ({ params }) => ({ id: params.id, number: numberParam(params.number) }),
     result: (data) => data.repository?.issue,
-  },
-  {
+  }),
+  route({
     method: 'patch',
     path: '/repos/:id/issues/:number',
     document: UpdateIssueDocument,
     variables: ({ params, body }) => ({ input: { ...body, repository_id: params.id, number: numberParam(params.number) } }),
     result: (data) => data.update_issue,
     body: true,
-  },
-  {
+  }),
+  route({
     method: 'get',
     path: '/repos/:id/collaborators',
     document: ListCollaboratorsDocument,
     variables: ({ params }) => ({ id: params.id }),
     result: (data) => data.repository?.collaborators,
     kind: 'array',
-  },
-  {
+  }),
+  route({
     method: 'put',
     path: '/repos/:id/collaborators/:username',
     document: SetCollaboratorDocument,
     variables: ({ params, body }) => ({ id: params.id, login: params.username, permission: body.permission }),
     result: (data) => data.set_collaborator,
     body: true,
-  },
-  {
+  }),
+  route({
     method: 'delete',
     path: '/repos/:id/collaborators/:username',
     document: RemoveCollaboratorDocument,
     variables: ({ params }) => ({ id: params.id, login: params.username }),
     result: (data) => data.remove_collaborator,
     kind: 'empty',
-  },
+  }),
 ];

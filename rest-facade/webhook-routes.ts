@@ -1,4 +1,3 @@
-import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import {
   CreateWebhookDocument,
   DeleteWebhookDocument,
@@ -14,30 +13,40 @@ import {
   RedeliverWebhookDeliveryDocument,
   UpdateWebhookDocument,
 } from './generated/graphql.js';
-import { pageParams, type Route, type RouteInput } from './routes.js';
+import { route, type RestRoute, type RouteInput } from './route.js';
+import { pageParams } from './routes.js';
 
-/** Where the webhooks of a route family live: a repository's, or the caller's owner-level ones. */
-interface WebhookParent {
-  base: string;
-  /** `{id}` of the repository, or nothing for owner-level webhooks. */
-  scope: (input: RouteInput) => { id?: string };
-  /** Picks the webhook object out of a query result. */
-  hook: (data: any) => any;
-  list: TypedDocumentNode<any, any>;
-  listResult: (data: any) => unknown;
-  get: TypedDocumentNode<any, any>;
-  deliveries: TypedDocumentNode<any, any>;
-  delivery: TypedDocumentNode<any, any>;
+/**
+ * Where the webhooks of a route family live, `/repos/:id/webhooks` or `/user/webhooks`, and the
+ * variables its routes pass: the repository `{id}` (nothing for the caller's owner-level webhooks),
+ * then the webhook and delivery the path names.
+ */
+function webhookFamily<Scope extends { id?: string }>(base: string, scope: (input: RouteInput) => Scope) {
+  const hook = (input: RouteInput) => ({ ...scope(input), hookId: input.params.hook_id });
+  const delivery = (input: RouteInput) => ({ ...hook(input), deliveryId: input.params.delivery_id });
+  const deliveries = (input: RouteInput) => ({
+    ...hook(input),
+    status: input.query.status,
+    event: input.query.event,
+    ...pageParams(input.query),
+  });
+  const paths = {
+    hooks: base,
+    hook: `${base}/:hook_id`,
+    deliveries: `${base}/:hook_id/deliveries`,
+    delivery: `${base}/:hook_id/deliveries/:delivery_id`,
+  };
+  return { scope, hook, delivery, deliveries, paths };
 }
 
-/** The webhook endpoints for one parent; the same set serves `/repos/:id/webhooks` and `/user/webhooks`. */
-function webhookRoutes(parent: WebhookParent): Route[] {
-  const { base, scope } = parent;
-  const hook = (input: RouteInput) => ({ ...scope(input), hookId: input.params.hook_id });
+type WebhookFamily<Scope extends { id?: string }> = ReturnType<typeof webhookFamily<Scope>>;
+
+/** The mutations, which serve both families: the repository's `{id}` is a variable, absent for owner-level webhooks. */
+function webhookMutations<Scope extends { id?: string }>({ scope, hook, delivery, paths }: WebhookFamily<Scope>): RestRoute[] {
   return [
-    {
+    route({
       method: 'post',
-      path: base,
+      path: paths.hooks,
       document: CreateWebhookDocument,
       variables: (input) => ({ input: { ...input.body, repository_id: scope(input).id ?? null } }),
       // The generated secret is part of the creation response only.
@@ -47,78 +56,108 @@ function webhookRoutes(parent: WebhookParent): Route[] {
       },
       status: 201,
       body: true,
-    },
-    { method: 'get', path: base, document: parent.list, variables: scope, result: parent.listResult, kind: 'array' },
-    { method: 'get', path: `${base}/:hook_id`, document: parent.get, variables: hook, result: parent.hook },
-    {
+    }),
+    route({
       method: 'patch',
-      path: `${base}/:hook_id`,
+      path: paths.hook,
       document: UpdateWebhookDocument,
       variables: (input) => ({ ...hook(input), input: input.body }),
       result: (data) => data.update_webhook,
       body: true,
-    },
-    {
+    }),
+    route({
       method: 'delete',
-      path: `${base}/:hook_id`,
+      path: paths.hook,
       document: DeleteWebhookDocument,
       variables: hook,
-      result: (d) => d.delete_webhook,
+      result: (data) => data.delete_webhook,
       kind: 'empty',
-    },
-    {
+    }),
+    route({
       method: 'post',
-      path: `${base}/:hook_id/pings`,
+      path: `${paths.hook}/pings`,
       document: PingWebhookDocument,
       variables: hook,
       result: (data) => data.ping_webhook,
       status: 202,
-    },
-    {
-      method: 'get',
-      path: `${base}/:hook_id/deliveries`,
-      document: parent.deliveries,
-      variables: (input) => ({ ...hook(input), status: input.query.status, event: input.query.event, ...pageParams(input.query) }),
-      result: (data) => parent.hook(data)?.deliveries,
-      kind: 'envelope',
-    },
-    {
-      method: 'get',
-      path: `${base}/:hook_id/deliveries/:delivery_id`,
-      document: parent.delivery,
-      variables: (input) => ({ ...hook(input), deliveryId: input.params.delivery_id }),
-      result: (data) => parent.hook(data)?.delivery,
-    },
-    {
+    }),
+    route({
       method: 'post',
-      path: `${base}/:hook_id/deliveries/:delivery_id/redeliver`,
+      path: `${paths.delivery}/redeliver`,
       document: RedeliverWebhookDeliveryDocument,
-      variables: (input) => ({ ...hook(input), deliveryId: input.params.delivery_id }),
+      variables: delivery,
       result: (data) => data.redeliver_webhook_delivery,
       status: 202,
-    },
+    }),
   ];
 }
 
-export const WEBHOOK_ROUTES: Route[] = [
-  ...webhookRoutes({
-    base: '/repos/:id/webhooks',
-    scope: ({ params }) => ({ id: params.id }),
-    hook: (data) => data.repository?.webhook,
-    list: ListRepositoryWebhooksDocument,
-    listResult: (data) => data.repository?.webhooks,
-    get: GetRepositoryWebhookDocument,
-    deliveries: ListRepositoryWebhookDeliveriesDocument,
-    delivery: GetRepositoryWebhookDeliveryDocument,
+const repository = webhookFamily('/repos/:id/webhooks', ({ params }) => ({ id: params.id }));
+const user = webhookFamily('/user/webhooks', () => ({}));
+
+/** The reads differ by family: each has its own query, with the webhook at another place in the result. */
+export const WEBHOOK_ROUTES: RestRoute[] = [
+  ...webhookMutations(repository),
+  route({
+    method: 'get',
+    path: repository.paths.hooks,
+    document: ListRepositoryWebhooksDocument,
+    variables: repository.scope,
+    result: (data) => data.repository?.webhooks,
+    kind: 'array',
   }),
-  ...webhookRoutes({
-    base: '/user/webhooks',
-    scope: () => ({}),
-    hook: (data) => data.user_webhook,
-    list: ListUserWebhooksDocument,
-    listResult: (data) => data.user_webhooks,
-    get: GetUserWebhookDocument,
-    deliveries: ListUserWebhookDeliveriesDocument,
-    delivery: GetUserWebhookDeliveryDocument,
+  route({
+    method: 'get',
+    path: repository.paths.hook,
+    document: GetRepositoryWebhookDocument,
+    variables: repository.hook,
+    result: (data) => data.repository?.webhook,
+  }),
+  route({
+    method: 'get',
+    path: repository.paths.deliveries,
+    document: ListRepositoryWebhookDeliveriesDocument,
+    variables: repository.deliveries,
+    result: (data) => data.repository?.webhook?.deliveries,
+    kind: 'envelope',
+  }),
+  route({
+    method: 'get',
+    path: repository.paths.delivery,
+    document: GetRepositoryWebhookDeliveryDocument,
+    variables: repository.delivery,
+    result: (data) => data.repository?.webhook?.delivery,
+  }),
+
+  ...webhookMutations(user),
+  route({
+    method: 'get',
+    path: user.paths.hooks,
+    document: ListUserWebhooksDocument,
+    variables: user.scope,
+    result: (data) => data.user_webhooks,
+    kind: 'array',
+  }),
+  route({
+    method: 'get',
+    path: user.paths.hook,
+    document: GetUserWebhookDocument,
+    variables: user.hook,
+    result: (data) => data.user_webhook,
+  }),
+  route({
+    method: 'get',
+    path: user.paths.deliveries,
+    document: ListUserWebhookDeliveriesDocument,
+    variables: user.deliveries,
+    result: (data) => data.user_webhook?.deliveries,
+    kind: 'envelope',
+  }),
+  route({
+    method: 'get',
+    path: user.paths.delivery,
+    document: GetUserWebhookDeliveryDocument,
+    variables: user.delivery,
+    result: (data) => data.user_webhook?.delivery,
   }),
 ];

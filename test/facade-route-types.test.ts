@@ -1,0 +1,53 @@
+import {
+  CreateRepositoryDocument,
+  GetIssueDocument,
+  ListIssuesDocument,
+  ResolveRepositoryDocument,
+} from '../rest-facade/generated/graphql.js';
+import { route } from '../rest-facade/route.js';
+
+/**
+ * Each REST route is typed by its GraphQL document: its variables by the operation's variables, its
+ * result by the operation's result in the REST dialect (snake_case keys, lowercase enum values). The
+ * `@ts-expect-error` lines below are routes that disagree with their operation; `npm run build`
+ * compiles this file, so were the typing ever loosened, the unused expectations would fail it.
+ */
+test('a route that disagrees with its operation does not compile', () => {
+  const misnamedVariable = route({
+    method: 'get',
+    path: '/repos/:owner/:repo/resolve',
+    document: ResolveRepositoryDocument,
+    // @ts-expect-error ResolveRepository has $owner and $name, no $nam
+    variables: ({ params }) => ({ owner: params.owner, nam: params.repo }),
+    result: (data) => data.repository_by_name,
+  });
+  const graphQLFieldName = route({
+    method: 'post',
+    path: '/repos',
+    document: CreateRepositoryDocument,
+    variables: ({ body }) => ({ input: body }),
+    // @ts-expect-error the result reads create_repository, in the REST dialect
+    result: (data) => data.createRepository,
+  });
+  const graphQLEnumValue = route({
+    method: 'get',
+    path: '/repos/:id/issues/:number',
+    document: GetIssueDocument,
+    variables: ({ params }) => ({ id: params.id, number: 1 }),
+    // @ts-expect-error enum values are lowercase in REST: 'open', 'closed'
+    result: (data) => data.repository?.issue?.state === 'OPEN',
+  });
+  // @ts-expect-error an envelope route returns the page (nodes, total_count…), not its nodes
+  const notAPage = route({
+    method: 'get',
+    path: '/repos/:id/issues',
+    document: ListIssuesDocument,
+    variables: ({ params }) => ({ id: params.id }),
+    result: (data) => data.repository?.issues.nodes,
+    kind: 'envelope',
+  });
+  // Checked routes are all alike at run time: a record answered with 200 unless they say otherwise.
+  for (const checked of [misnamedVariable, graphQLFieldName, graphQLEnumValue])
+    expect([checked.kind, checked.status]).toEqual(['record', 200]);
+  expect(notAPage.kind).toBe('envelope');
+});
