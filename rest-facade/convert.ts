@@ -23,8 +23,7 @@ import { snakeCase } from '../src/http/error-answers.js';
  * needs no mapping code.
  */
 
-export { snakeCase };
-export const camelCase = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+const camelCase = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
 /** A JSON value that is not an array where the API takes a list (GraphQL would wrap it in one). */
 export class NotAList extends Error {

@@ -6,7 +6,7 @@ import type { DocumentNode } from 'graphql';
  * keys and lowercase enum values. A route reads its result through this type, so a field renamed
  * or dropped from its operation breaks the route at compile time.
  */
-export type Rest<T> = T extends string
+type Rest<T> = T extends string
   ? string extends T
     ? string
     : Lowercase<T>
@@ -35,7 +35,7 @@ type RestValue<V> = V extends readonly (infer Item)[]
     : { [K in keyof V as SnakeCase<K & string>]?: RestValue<V[K]> | FromClient };
 
 /** An operation's variables as a route passes them: the operation's own names, REST-dialect values. */
-export type RestVariables<V> = { [K in keyof V]: RestValue<V[K]> | FromClient };
+type RestVariables<V> = { [K in keyof V]: RestValue<V[K]> | FromClient };
 
 /** The parts of a request a route maps onto variables. */
 export interface RouteInput {

@@ -41,7 +41,7 @@ export class ConfigError extends Error {
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** Parses `250ms`, `10s`, `5m`, `2h`, `7d` (fractions allowed: `1.5s`). */
-export function parseDuration(value: string): number | undefined {
+function parseDuration(value: string): number | undefined {
   const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(value.trim());
   if (!match) return undefined;
   return Math.round(Number(match[1]) * DURATION_UNITS[match[2]!]!);
@@ -50,7 +50,7 @@ export function parseDuration(value: string): number | undefined {
 const SIZE_UNITS: Record<string, number> = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
 
 /** Parses byte sizes: `1048576`, `512k`, `100m`, `2g` (case-insensitive, optional trailing `b`). */
-export function parseSize(value: string): number | undefined {
+function parseSize(value: string): number | undefined {
   const match = /^(\d+)\s*([kmg]?)b?$/i.exec(value.trim());
   if (!match) return undefined;
   return Number(match[1]) * SIZE_UNITS[match[2]!.toLowerCase()]!;

@@ -17,7 +17,7 @@ interface TokenRow {
 
 const LAST_USED_PRECISION_MS = 60_000;
 /** How long a verified token is trusted without asking the database again. */
-export const TOKEN_CACHE_MS = 2_000;
+const TOKEN_CACHE_MS = 2_000;
 const TOKEN_CACHE_SIZE = 10_000;
 
 interface CachedPrincipal {

@@ -13,7 +13,7 @@ registerEnumType(Permission, { name: 'RepositoryPermission' });
 
 const RANK: Record<Permission, number> = { read: 1, write: 2, admin: 3 };
 
-export function atLeast(held: Permission | null, needed: Permission): boolean {
+function atLeast(held: Permission | null, needed: Permission): boolean {
   return held !== null && RANK[held] >= RANK[needed];
 }
 
@@ -32,7 +32,7 @@ export interface Guarded {
  * - a private repository is visible only with a permission *and* a token
  *   that may read repositories (`repo:read`), otherwise it does not exist (404).
  */
-export async function permissionOn(em: EntityManager, viewer: Principal | null, repo: Guarded): Promise<Permission | null> {
+async function permissionOn(em: EntityManager, viewer: Principal | null, repo: Guarded): Promise<Permission | null> {
   let held: Permission | null = null;
   if (viewer) {
     if (viewer.admin || viewer.userId === repo.owner.id) {

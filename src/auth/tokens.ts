@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 
-export const TOKEN_PREFIX = 'cairn_pat_';
+const TOKEN_PREFIX = 'cairn_pat_';
 
 /** A new token: the prefix and 32 random bytes (256 bits) in base64url. */
 export function generateToken(): string {

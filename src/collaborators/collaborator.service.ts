@@ -4,11 +4,18 @@ import { User } from '../auth/user.entity.js';
 import { lockRow } from '../db/lock-row.js';
 import { invalid, notFound } from '../errors/domain-error.js';
 import type { EventRecorder } from '../events/event-recorder.js';
-import { actorRef } from '../events/payloads.js';
+import { actorRef, type ActorRef } from '../events/payloads.js';
 import type { Principal } from '../principal.js';
 import type { Repository } from '../repositories/repository.entity.js';
 import type { Repositories } from '../repositories/repository.service.js';
 import { Collaborator } from './collaborator.entity.js';
+
+/** The events collaborators record. */
+declare module '../events/event-map.js' {
+  interface ActionEvents {
+    member: { added: { member: ActorRef; permission: Permission }; removed: { member: ActorRef; permission: Permission } };
+  }
+}
 
 /** Collaborators of a repository: users given `read`, `write` or `admin` on it by its admins. */
 export class Collaborators {

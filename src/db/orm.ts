@@ -9,7 +9,7 @@ import { MIGRATIONS } from './migrations/index.js';
 const MIGRATION_LOCK = 0x6361_6972_6e00; // one migrator at a time across processes sharing a database
 
 /** The ORM over these entities (the service's: every capability's, listed where the service is assembled). */
-export function ormConfig(clientUrl: string, entities: Options['entities'], log?: Logger): Options {
+function ormConfig(clientUrl: string, entities: Options['entities'], log?: Logger): Options {
   return defineConfig({
     clientUrl,
     entities,

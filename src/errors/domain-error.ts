@@ -17,7 +17,6 @@ export type ErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'VALIDATION_FAILED'
-  | 'RATE_LIMITED'
   | 'INTERNAL';
 
 /** One invalid input field: its name (as the API spells it in camelCase), a code and a sentence. */
@@ -39,7 +38,6 @@ export class DomainError extends Error {
 }
 
 export const notFound = (what: string) => new DomainError('NOT_FOUND', `${what} not found`);
-export const forbidden = (message: string) => new DomainError('FORBIDDEN', message);
 export const conflict = (message: string) => new DomainError('CONFLICT', message);
 /** A pull request that cannot be merged as it is: closed, merged, a draft or conflicting (405 in REST, as GitHub answers). */
 export const notMergeable = (message: string) => new DomainError('NOT_MERGEABLE', message);

@@ -9,11 +9,11 @@ import type { ActorRef, EventRepository } from './payloads.js';
  * event with a wrong action or a missing field does not compile.
  */
 
-/** Events with an `action`: type → action → fields. */
+/** Events with an `action`: type → action → fields. @public (augmented, never imported by name) */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface ActionEvents {}
 
-/** Events without an `action` (push and the ref events): type → fields. */
+/** Events without an `action` (push and the ref events): type → fields. @public (augmented, never imported by name) */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface PlainEvents {}
 

@@ -1,7 +1,7 @@
 import type { RecordedEventType } from './event-map.js';
 
 /** Every webhook event type. `ping` is sent on request only, never recorded as a domain event. */
-export const EVENT_TYPES = [
+const EVENT_TYPES = [
   'push',
   'pull_request',
   'pull_request_review',
@@ -23,4 +23,4 @@ export function isEventType(value: string): value is EventType {
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Assert<T extends true> = T;
 /** Compile-time: every type a webhook can subscribe to (but `ping`) is declared in the event map by the capability that records it, and nothing else is. */
-export type _EveryEventTypeDeclared = Assert<Same<RecordedEventType, Exclude<EventType, 'ping'>>>;
+type _EveryEventTypeDeclared = Assert<Same<RecordedEventType, Exclude<EventType, 'ping'>>>;

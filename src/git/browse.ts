@@ -6,7 +6,7 @@ import { Blob, Branch, Commit, Tag, TreeEntry, TreeEntryType } from './git.types
 import { GitCommandError, runGit, runGitRaw } from './run-git.js';
 
 /** Blobs larger than this are described but their text is not returned. */
-export const MAX_BLOB_TEXT_BYTES = 1024 * 1024;
+const MAX_BLOB_TEXT_BYTES = 1024 * 1024;
 
 /**
  * Read-only views of a repository's git data for GraphQL (branches, tags,
@@ -51,7 +51,7 @@ export async function readCommits(dir: string, shas: string[]): Promise<Map<stri
  * The commit a client's revision names: a full sha, a branch or tag name, or
  * a full ref name. NOT_FOUND when there is none (an empty repository included).
  */
-export async function resolveCommit(dir: string, revision: string): Promise<string> {
+async function resolveCommit(dir: string, revision: string): Promise<string> {
   if (!isValidBranchName(revision)) throw invalid('ref', 'invalid_format', `"${revision.slice(0, 100)}" is not a branch, tag or commit`);
   try {
     const { stdout } = await runGit(['rev-parse', '--verify', '--quiet', '--end-of-options', `${revision}^{commit}`], { cwd: dir });
@@ -63,7 +63,7 @@ export async function resolveCommit(dir: string, revision: string): Promise<stri
 }
 
 /** A path inside the tree: `a/b/c` (surrounding slashes ignored); never `..`, `.`, empty parts, NUL or newline. */
-export function normalizePath(path: string): string {
+function normalizePath(path: string): string {
   const trimmed = path.replace(/^\/+|\/+$/g, '');
   if (trimmed === '') return '';
   const parts = trimmed.split('/');

@@ -13,7 +13,7 @@ export interface PushCommit {
 }
 
 /** Most commits one push event lists (GitHub's limit); `total_commits` still counts all. */
-export const MAX_PUSH_COMMITS = 2048;
+const MAX_PUSH_COMMITS = 2048;
 
 /**
  * Peels each object to the commit it names (a tag to its commit, a commit to
@@ -75,7 +75,7 @@ export async function isAncestor(dir: string, ancestor: string, descendant: stri
 }
 
 /** Messages in payloads are cut here (a push of a few huge messages must stay recordable). */
-export const MAX_MESSAGE_CHARS = 64 * 1024;
+const MAX_MESSAGE_CHARS = 64 * 1024;
 /** Commit objects read by one `git log`: chunks of at most this many bytes. */
 const LOG_CHUNK_BYTES = 16 * 1024 * 1024;
 /** A commit larger than this is described from a prefix of its object only. */

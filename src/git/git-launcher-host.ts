@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-export interface LaunchedGit {
+interface LaunchedGit {
   code: number | null;
   stdout: Buffer;
   stderr: string;
@@ -9,7 +9,7 @@ export interface LaunchedGit {
   truncated: boolean;
 }
 
-export interface LaunchOptions {
+interface LaunchOptions {
   cwd?: string;
   input?: string | Buffer;
   env?: NodeJS.ProcessEnv;

@@ -5,7 +5,7 @@ import { Semaphore } from './concurrency.js';
 import { installHooks } from './hooks.js';
 
 /** Pushes one user may have in flight at once in one process. */
-export const MAX_PUSHES_PER_USER = 8;
+const MAX_PUSHES_PER_USER = 8;
 
 /**
  * The running parts of git hosting, built once at start-up: the hook

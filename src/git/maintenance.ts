@@ -6,7 +6,7 @@ import type { Logger } from '../logger.js';
 import type { RepositoryLocks } from './repository-lock.js';
 import { runGit } from './run-git.js';
 
-export const MAINTENANCE_JOB = 'git-maintenance';
+const MAINTENANCE_JOB = 'git-maintenance';
 /** A burst of pushes to one repository is maintained once, this long after the last of them... */
 const QUIET_MS = 10_000;
 /** ...but at least this often while the pushes keep coming. */
@@ -33,7 +33,7 @@ interface MaintenanceDeps {
   log: Logger;
 }
 
-export async function maintainRepository(services: MaintenanceDeps, locks: RepositoryLocks, repositoryId: string): Promise<void> {
+async function maintainRepository(services: MaintenanceDeps, locks: RepositoryLocks, repositoryId: string): Promise<void> {
   const dir = services.git.pathFor(repositoryId);
   if (!(await fs.stat(dir).catch(() => null))) return; // deleted since
   const lock = await locks.acquire('maintenance', repositoryId, { waitMs: 0 });

@@ -12,7 +12,7 @@ export interface GitActor {
 }
 
 /** `push`: ref, before, after, commits and pusher, plus `created`, `deleted`, `forced`, `head_commit`, `total_commits`. */
-export interface PushFields {
+interface PushFields {
   ref: string;
   before: string;
   after: string;
@@ -26,7 +26,7 @@ export interface PushFields {
 }
 
 /** `branch_create`, `branch_delete`, `tag_create`, `tag_delete`. */
-export interface RefEventFields {
+interface RefEventFields {
   ref: string;
   ref_name: string;
   ref_type: 'branch' | 'tag';

@@ -13,7 +13,7 @@ import type { RepositoryLocks } from './repository-lock.js';
 import type { GitStorage } from './storage.js';
 
 /** What listeners are told, inside the recording transaction, when a repository's refs have changed. */
-export interface RefsChanged {
+interface RefsChanged {
   repository: Repository;
   /** Every change recorded, in order, with whether it rewrote history. */
   changes: DescribedUpdate[];

@@ -4,8 +4,6 @@ import { runGit } from './run-git.js';
 /** The "no object" id git uses for a ref that does not exist (before a create, after a delete). */
 export const ZERO_SHA = '0'.repeat(40);
 
-export const isSha = (value: string): boolean => /^[0-9a-f]{40}$/.test(value);
-
 /** ref name → sha. */
 export type RefMap = Map<string, string>;
 

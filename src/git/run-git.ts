@@ -8,7 +8,7 @@ export interface GitResult {
 }
 
 /** Output any one command may produce in memory, unless it asks for less. */
-export const MAX_GIT_OUTPUT_BYTES = 64 * 1024 * 1024;
+const MAX_GIT_OUTPUT_BYTES = 64 * 1024 * 1024;
 
 export interface GitOptions {
   cwd?: string;
@@ -29,7 +29,7 @@ export class GitCommandError extends Error {
 }
 
 /** A command wrote more than it was allowed to keep in memory; it was stopped. */
-export class GitOutputTooLarge extends GitCommandError {
+class GitOutputTooLarge extends GitCommandError {
   constructor(args: string[], limit: number) {
     super(args, null, `output past ${limit} bytes`);
   }

@@ -18,7 +18,7 @@ export interface ServiceRun {
   bodyError?: BodyError;
 }
 
-export class BodyError extends Error {
+class BodyError extends Error {
   constructor(
     readonly status: 400 | 413 | 415,
     message: string,
@@ -40,12 +40,12 @@ export function gitProtocolFrom(header: string | undefined): string | undefined 
 }
 
 /** Protocol v2 answers `info/refs` with capabilities only, without the v0 `# service=` preamble. */
-export function wantsV2(gitProtocol: string | undefined): boolean {
+function wantsV2(gitProtocol: string | undefined): boolean {
   return !!gitProtocol && gitProtocol.split(':').includes('version=2');
 }
 
 /** A pkt-line: 4 hex digits of length (including themselves), then the payload. */
-export function pktLine(payload: string): string {
+function pktLine(payload: string): string {
   return (Buffer.byteLength(payload) + 4).toString(16).padStart(4, '0') + payload;
 }
 

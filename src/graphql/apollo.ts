@@ -23,7 +23,7 @@ const CLIENT_CODES = new Set([
  * errors pass through; anything unexpected is logged and reduced to a
  * stack-less INTERNAL error.
  */
-export function maskError(formatted: GraphQLFormattedError, error: unknown, log: Logger): GraphQLFormattedError {
+function maskError(formatted: GraphQLFormattedError, error: unknown, log: Logger): GraphQLFormattedError {
   const original = unwrapResolverError(error);
   if (original instanceof DomainError) {
     const extensions = { code: ANSWERS[original.code].graphql, ...(original.details.length ? { details: original.details } : {}) };
@@ -42,7 +42,7 @@ export function maskError(formatted: GraphQLFormattedError, error: unknown, log:
 }
 
 /** A DomainError raised before execution (by a plugin): a GraphQLError with the table's code and HTTP status. */
-export function requestError(error: DomainError): GraphQLError {
+function requestError(error: DomainError): GraphQLError {
   const answer = ANSWERS[error.code];
   return new GraphQLError(error.message, { extensions: { code: answer.graphql, http: { status: answer.status } } });
 }

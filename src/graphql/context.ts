@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Principal } from '../principal.js';
 
 /** One request as every resolver sees it: who is calling, an entity manager private to it, its id for logs. */
-export interface RequestScope {
+interface RequestScope {
   viewer: Principal;
   /** A fork of the ORM's entity manager, private to this request. */
   em: EntityManager;

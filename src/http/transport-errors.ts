@@ -9,7 +9,7 @@ import { internalError, sendGraphQLError, sendRestError } from './error-answers.
  * /graphql) or the decoding of a path parameter — as a DomainError. These
  * are the client's mistakes; anything else is ours (INTERNAL).
  */
-export function transportError(error: unknown): DomainError {
+function transportError(error: unknown): DomainError {
   if (error instanceof URIError) return new DomainError('BAD_REQUEST', 'the URL is not validly percent-encoded');
   const e = error as { type?: string; status?: number; statusCode?: number };
   switch (e?.type) {

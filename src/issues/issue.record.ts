@@ -20,7 +20,7 @@ export function issueRecord(issue: Issue) {
   };
 }
 
-export type IssueRecord = ReturnType<typeof issueRecord>;
+type IssueRecord = ReturnType<typeof issueRecord>;
 
 declare module '../events/event-map.js' {
   interface ActionEvents {

@@ -109,7 +109,7 @@ function squashBody(request: MergeRequest, commits: ReplayedCommit[]): string {
 }
 
 /** Commits a rebase merge replays at most (each costs a few git processes): longer pull requests merge or squash. */
-export const MAX_REBASE_COMMITS = 250;
+const MAX_REBASE_COMMITS = 250;
 
 /**
  * Replays each commit of head onto base, oldest first, as `git rebase` would:

@@ -6,7 +6,7 @@ import type { JobDefinitions } from '../jobs/agenda.js';
 import type { Logger } from '../logger.js';
 import { countCommitsOf, mergeTree } from './pull-request.git.js';
 
-export const MERGEABILITY_SWEEP_JOB = 'pull-request-mergeability-sweep';
+const MERGEABILITY_SWEEP_JOB = 'pull-request-mergeability-sweep';
 /** Open pull requests checked per pass over a repository; a repository with more gets another pass at once. */
 const BATCH = 100;
 /** `merge-tree` processes at once in this process. */

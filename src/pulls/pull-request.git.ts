@@ -15,7 +15,7 @@ export enum FileStatus {
 registerEnumType(FileStatus, { name: 'PullRequestFileStatus' });
 
 /** Patches larger than this are omitted (as GitHub does), the file is still listed. */
-export const MAX_PATCH_BYTES = 64 * 1024;
+const MAX_PATCH_BYTES = 64 * 1024;
 /** Files changing more lines than this get no patch without even producing it. */
 const MAX_PATCH_LINES = 20_000;
 /** Blobs larger than this are binary to these diffs: listed without line counts or patch, and never diffed. */
@@ -258,7 +258,7 @@ function patchOf(block: string): string | null {
 }
 
 /** Conflicting paths kept of one merge: enough to act on, bounded for records and payloads. */
-export const MAX_CONFLICTS = 100;
+const MAX_CONFLICTS = 100;
 
 export interface MergeTreeResult {
   /** The merged tree; null when the merge conflicts. */

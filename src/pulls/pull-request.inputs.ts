@@ -16,6 +16,7 @@ registerEnumType(PullRequestStateFilter, {
 /** The states an edit may set: merging is its own operation. */
 export enum PullRequestEditState {
   OPEN = 'open',
+  /** @public what a client sends to close; no server code names it */
   CLOSED = 'closed',
 }
 registerEnumType(PullRequestEditState, { name: 'PullRequestEditState' });

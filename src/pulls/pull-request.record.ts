@@ -46,11 +46,11 @@ export function reviewRecord(review: Review) {
   };
 }
 
-export type PullRequestRecord = ReturnType<typeof pullRequestRecord>;
-export type ReviewRecord = ReturnType<typeof reviewRecord>;
+type PullRequestRecord = ReturnType<typeof pullRequestRecord>;
+type ReviewRecord = ReturnType<typeof reviewRecord>;
 
 /** The payload fields of every `pull_request` event: the number and the record as it is after the change. */
-export interface PullRequestFields {
+interface PullRequestFields {
   number: number;
   pull_request: PullRequestRecord;
 }

@@ -7,7 +7,7 @@ import type { Repository } from './repository.entity.js';
  * come first, git builds on them, and nothing here imports git.
  */
 
-export interface InitialFile {
+interface InitialFile {
   path: string;
   content: string;
 }

@@ -4,6 +4,7 @@ import { authorize, Permission, readableRepositoriesCondition, requireScope } fr
 import { User } from '../auth/user.entity.js';
 import { lockForUpdate } from '../db/lock-row.js';
 import { conflict, invalid, notFound, Problems } from '../errors/domain-error.js';
+import type { Changes, NoFields } from '../events/event-map.js';
 import type { EventRecorder } from '../events/event-recorder.js';
 import { cloneUrl } from '../events/payloads.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
@@ -13,6 +14,13 @@ import { checkBranchName, checkDescription, checkRepositoryName } from './names.
 import type { CreateRepositoryInput, UpdateRepositoryInput } from './repository.inputs.js';
 import { openIssuesCountSql, Repository } from './repository.entity.js';
 import type { RefGuard, RepositoryStorage } from './repository.ports.js';
+
+/** The events repositories record. */
+declare module '../events/event-map.js' {
+  interface ActionEvents {
+    repository: { created: NoFields; updated: { changes: Changes }; deleted: NoFields };
+  }
+}
 
 /** The "no object" id git uses for a ref that does not exist yet. */
 const NO_OBJECT = '0'.repeat(40);
@@ -33,7 +41,7 @@ export async function findRepository(em: EntityManager, id: string): Promise<Rep
  * Loads a repository by owner login and name (case-insensitive) with its owner; null when there is none.
  * No permission check: git over HTTP applies its own rules (anonymous reads, 401 challenges).
  */
-export async function findRepositoryByName(em: EntityManager, owner: string, name: string): Promise<Repository | null> {
+async function findRepositoryByName(em: EntityManager, owner: string, name: string): Promise<Repository | null> {
   return loadRepository(em, 'u.login_key = ? and r.name_key = ?', [owner.toLowerCase(), name.toLowerCase()]);
 }
 

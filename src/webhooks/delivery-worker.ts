@@ -14,7 +14,6 @@ export const DELIVER_JOB = 'webhook:deliver';
 export interface WorkerSettings {
   timeoutMs: number;
   retryDelaysMs: number[];
-  disableAfterMs: number;
   /** Attempts in flight at once for one healthy webhook in one process. */
   perWebhookConcurrency: number;
   /** Attempts in flight at once in one process, all webhooks together: bounds sockets and memory. */
@@ -23,7 +22,7 @@ export interface WorkerSettings {
 }
 
 /** A failing webhook (one whose latest attempt failed) gets this many attempts in flight: a hanging receiver holds two sockets, not sixteen. */
-export const FAILING_CONCURRENCY = 2;
+const FAILING_CONCURRENCY = 2;
 /** While a webhook succeeds, its `last_response` is written at most this often. */
 const SUCCESS_WRITE_EVERY_MS = 1_000;
 /** A drain re-checks for due work at least this often, whatever wake-up it may have missed. */

@@ -4,7 +4,7 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { DestinationPolicy } from './destination-policy.js';
 
-export const MAX_RESPONSE_BODY = 64 * 1024;
+const MAX_RESPONSE_BODY = 64 * 1024;
 
 export interface AttemptResponse {
   statusCode: number;

@@ -7,8 +7,8 @@ import type { Logger } from '../logger.js';
 import { DELIVER_JOB, type DeliveryWorker } from './delivery-worker.js';
 import type { WebhookHealth } from './webhook-health.js';
 
-export const SWEEP_JOB = 'webhooks:sweep';
-export const PURGE_JOB = 'webhooks:purge';
+const SWEEP_JOB = 'webhooks:sweep';
+const PURGE_JOB = 'webhooks:purge';
 const SWEEP_EVERY_MS = 5_000;
 const PURGE_BATCH = 1_000;
 
@@ -70,7 +70,7 @@ async function pendingCount(orm: MikroORM): Promise<number> {
  * so deliveries in progress never wait behind a long delete. Domain events
  * of that age go too (their deliveries were created with them).
  */
-export async function purgeExpiredDeliveries(orm: MikroORM, retentionMs: number, log: Logger): Promise<number> {
+async function purgeExpiredDeliveries(orm: MikroORM, retentionMs: number, log: Logger): Promise<number> {
   const cutoff = new Date(Date.now() - retentionMs);
   const em = orm.em.fork();
   let purged = 0;

@@ -7,7 +7,7 @@ import { Repository } from '../repositories/repository.entity.js';
 
 /** `last_response` of a webhook record: how its latest attempt ended. */
 @ObjectType('WebhookLastResponse')
-export class WebhookLastResponse {
+class WebhookLastResponse {
   @Field(() => Int, { nullable: true })
   statusCode!: number | null;
 

@@ -39,19 +39,14 @@ async function parentFor(deps: WebhookDeps, em: EntityManager, viewer: Principal
   return { repository: null };
 }
 
-export async function listWebhooks(
-  deps: WebhookDeps,
-  em: EntityManager,
-  viewer: Principal,
-  repositoryId: string | null,
-): Promise<Webhook[]> {
+async function listWebhooks(deps: WebhookDeps, em: EntityManager, viewer: Principal, repositoryId: string | null): Promise<Webhook[]> {
   const { repository } = await parentFor(deps, em, viewer, repositoryId);
   const where = repository ? { repository } : { repository: null, user: viewer.userId };
   return em.find(Webhook, where, { orderBy: { createdAt: 'asc', id: 'asc' } });
 }
 
 /** A webhook of that repository (or, without one, the caller's own owner-level webhook); 404 otherwise. */
-export async function webhookFor(
+async function webhookFor(
   deps: WebhookDeps,
   em: EntityManager,
   viewer: Principal,
@@ -104,12 +99,7 @@ function checkSecret(secret: string | null | undefined, problems: Problems): voi
 }
 
 /** Creating a webhook sends nothing; a generated secret is returned this once. */
-export async function createWebhook(
-  deps: WebhookDeps,
-  em: EntityManager,
-  viewer: Principal,
-  input: CreateWebhookInput,
-): Promise<CreatedWebhook> {
+async function createWebhook(deps: WebhookDeps, em: EntityManager, viewer: Principal, input: CreateWebhookInput): Promise<CreatedWebhook> {
   const { repository } = await parentFor(deps, em, viewer, input.repositoryId);
   const { webhooks } = deps;
   const problems = new Problems();
@@ -137,7 +127,7 @@ export async function createWebhook(
   return { webhook: hook, secret: generated };
 }
 
-export async function updateWebhook(
+async function updateWebhook(
   deps: WebhookDeps,
   em: EntityManager,
   viewer: Principal,
@@ -177,7 +167,7 @@ export async function updateWebhook(
 }
 
 /** Deleting a webhook cancels (and with it removes) its deliveries. */
-export async function deleteWebhook(
+async function deleteWebhook(
   deps: WebhookDeps,
   em: EntityManager,
   viewer: Principal,
@@ -193,7 +183,7 @@ export async function deleteWebhook(
 }
 
 /** Sends a `ping` now: the webhook's record, a zen line, and who asked. */
-export async function pingWebhook(
+async function pingWebhook(
   deps: WebhookDeps,
   em: EntityManager,
   viewer: Principal,
@@ -218,7 +208,7 @@ export async function pingWebhook(
 }
 
 /** A new series of attempts for a finished delivery: same UUID, same body, trigger `redelivery`. */
-export async function redeliver(
+async function redeliver(
   deps: WebhookDeps,
   em: EntityManager,
   viewer: Principal,
@@ -240,14 +230,14 @@ export async function redeliver(
   return (await em.refresh(delivery))!;
 }
 
-export async function deliveryOf(em: EntityManager, hook: Webhook, deliveryId: string): Promise<Delivery> {
+async function deliveryOf(em: EntityManager, hook: Webhook, deliveryId: string): Promise<Delivery> {
   const delivery = UUID.test(deliveryId) ? await em.findOne(Delivery, { id: deliveryId.toLowerCase(), webhook: hook }) : null;
   if (!delivery) throw notFound('delivery');
   return delivery;
 }
 
 /** Delivery history, newest first, optionally by status and event type. */
-export async function listDeliveries(
+async function listDeliveries(
   em: EntityManager,
   hook: Webhook,
   filter: { status?: DeliveryStatus | null; event?: string | null },

@@ -15,12 +15,12 @@ import { WebhookHealth } from './webhook-health.js';
 import { VERSION } from '../version.js';
 
 /** The User-Agent of every webhook request. */
-export const USER_AGENT = `Cairn-Hookshot/${VERSION}`;
+const USER_AGENT = `Cairn-Hookshot/${VERSION}`;
 
 /** Attempts in flight at once per webhook and process. */
-export const PER_WEBHOOK_CONCURRENCY = 16;
+const PER_WEBHOOK_CONCURRENCY = 16;
 /** Attempts in flight at once per process, all webhooks together (sockets, memory). */
-export const PROCESS_CONCURRENCY = 1024;
+const PROCESS_CONCURRENCY = 1024;
 
 /**
  * The webhook capability as the rest of the service sees it: the secret box
@@ -63,7 +63,6 @@ export class Webhooks {
       const settings = {
         timeoutMs: this.config.webhookTimeoutMs,
         retryDelaysMs: this.config.webhookRetryDelaysMs,
-        disableAfterMs: this.config.webhookDisableAfterMs,
         perWebhookConcurrency: PER_WEBHOOK_CONCURRENCY,
         processConcurrency: PROCESS_CONCURRENCY,
         userAgent: USER_AGENT,
