@@ -32,5 +32,8 @@ export const ANSWERS: Record<ErrorCode, Answer> = {
   PAYLOAD_TOO_LARGE: { graphql: 'PAYLOAD_TOO_LARGE', status: 413, rest: 'payload_too_large', git: OWN },
   UNSUPPORTED_MEDIA_TYPE: { graphql: 'UNSUPPORTED_MEDIA_TYPE', status: 415, rest: 'unsupported_media_type', git: OWN },
   VALIDATION_FAILED: { graphql: 'VALIDATION_FAILED', status: 422, rest: 'validation_failed', git: OWN },
+  RATE_LIMITED: { graphql: 'RATE_LIMITED', status: 429, rest: 'rate_limited', git: OWN },
   INTERNAL: { graphql: 'INTERNAL', status: 500, rest: 'internal', git: OWN },
+  /** The resource is held by other work for longer than the request may wait. */
+  BUSY: { graphql: 'BUSY', status: 503, rest: 'busy', git: OWN },
 };

@@ -17,7 +17,9 @@ export type ErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'VALIDATION_FAILED'
-  | 'INTERNAL';
+  | 'RATE_LIMITED'
+  | 'INTERNAL'
+  | 'BUSY';
 
 /** One invalid input field: its name (as the API spells it in camelCase), a code and a sentence. */
 export interface FieldProblem {

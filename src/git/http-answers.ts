@@ -1,22 +1,23 @@
 import type { ServerResponse } from 'node:http';
 import { ANSWERS } from '../errors/answers.js';
-import type { DomainError } from '../errors/domain-error.js';
+import { DomainError } from '../errors/domain-error.js';
 import { setNoCache, type ServiceRun } from './transport.js';
 
 /** A DomainError as git over HTTP answers it: the table's status and wording. */
 export function sendGitAnswer(res: ServerResponse, error: DomainError): void {
   const answer = ANSWERS[error.code];
-  sendGitError(res, answer.status, answer.git.replace('{message}', error.message));
+  sendGitText(res, answer.status, answer.git.replace('{message}', error.message));
 }
 
 /**
  * A plain-text error: git prints the body of a text/plain error response to
  * the user (as `remote: ...`), so the message is written for a person.
  */
-export function sendGitError(res: ServerResponse, status: number, message: string): void {
+function sendGitText(res: ServerResponse, status: number, message: string): void {
   if (res.headersSent || res.destroyed) return;
   res.statusCode = status;
   if (status === 401) res.setHeader('WWW-Authenticate', 'Basic realm="Cairn"');
+  if (status === 413) res.setHeader('Connection', 'close'); // the rest of the body is not read
   res.setHeader('Content-Type', 'text/plain; charset=utf-8');
   setNoCache(res);
   res.end(`${message}\n`);
@@ -33,12 +34,12 @@ export function finishGitResponse(res: ServerResponse, run: ServiceRun): void {
     if (!res.writableEnded) res.end();
     return;
   }
-  if (run.bodyError) return sendGitError(res, run.bodyError.status, run.bodyError.message);
+  if (run.bodyError) return sendGitAnswer(res, run.bodyError);
   if (run.code === 0) {
     res.statusCode = 200;
     setNoCache(res);
     res.end();
     return;
   }
-  sendGitError(res, 400, 'git could not process this request.');
+  sendGitAnswer(res, new DomainError('BAD_REQUEST', 'git could not process this request.'));
 }

@@ -8,7 +8,7 @@ import type { Repository } from '../repositories/repository.entity.js';
 import { PUSH_REPORT_ENV } from './hooks.js';
 import type { GitHosting } from './hosting.js';
 import type { GitHttp } from './git-http.js';
-import { finishGitResponse, sendGitAnswer, sendGitError } from './http-answers.js';
+import { finishGitResponse, sendGitAnswer } from './http-answers.js';
 import { parseReport } from './ref-updates.js';
 import { runRpc, type ServiceRun } from './transport.js';
 
@@ -75,7 +75,7 @@ export async function receivePack(
       },
     });
     if (!outcome) {
-      sendGitError(res, 503, 'Another push to this repository is still running; try again later.');
+      sendGitAnswer(res, new DomainError('BUSY', 'Another push to this repository is still running; try again later.'));
       return;
     }
     if (run) finishGitResponse(res, run);
@@ -97,7 +97,7 @@ export async function receivePack(
     }
     services.log.error({ err: error, repositoryId: repo.id }, 'push failed');
     // Never let a push whose events are not recorded look successful; the journal makes the next change record them.
-    if (!res.headersSent) sendGitError(res, 500, 'The push could not be recorded; try again.');
+    if (!res.headersSent) sendGitAnswer(res, new DomainError('INTERNAL', 'The push could not be recorded; try again.'));
     else res.destroy();
   } finally {
     res.off('close', onClose);

@@ -2,7 +2,8 @@ import express, { type Request, type Response } from 'express';
 import { gitAccess, tokenFrom } from './git-auth.js';
 import type { GitHttp } from './git-http.js';
 import type { GitHosting } from './hosting.js';
-import { finishGitResponse, sendGitAnswer, sendGitError } from './http-answers.js';
+import { DomainError } from '../errors/domain-error.js';
+import { finishGitResponse, sendGitAnswer } from './http-answers.js';
 import { receivePack } from './receive.js';
 import { advertiseRefs, gitProtocolFrom, runRpc, type GitService } from './transport.js';
 
@@ -40,7 +41,7 @@ export function createGitRouter(services: GitHttp, hosting: GitHosting): express
     if (!match) return next();
     handle(services, hosting, req, res, match).catch((error: unknown) => {
       services.log.error({ err: error, path: req.path }, 'git request failed');
-      if (!res.headersSent) sendGitError(res, 500, 'Internal error.');
+      if (!res.headersSent) sendGitAnswer(res, new DomainError('INTERNAL', 'Internal error.'));
       else res.destroy();
     });
   });
@@ -49,7 +50,7 @@ export function createGitRouter(services: GitHttp, hosting: GitHosting): express
 
 async function handle(services: GitHttp, hosting: GitHosting, req: Request, res: Response, match: RegExpExecArray): Promise<void> {
   const parsed = parseGitRequest(req, match);
-  if ('status' in parsed) return sendGitError(res, parsed.status, parsed.message);
+  if (parsed instanceof DomainError) return sendGitAnswer(res, parsed);
   const { owner, name, service, advertise } = parsed;
 
   const em = services.orm.em.fork();
@@ -68,7 +69,12 @@ async function handle(services: GitHttp, hosting: GitHosting, req: Request, res:
   }
   if (service === 'receive-pack') {
     const pushDone = hosting.startPush(access.viewer!.userId);
-    if (!pushDone) return sendGitError(res, 429, 'Too many pushes in progress from this account; try again when they have finished.');
+    if (!pushDone) {
+      return sendGitAnswer(
+        res,
+        new DomainError('RATE_LIMITED', 'Too many pushes in progress from this account; try again when they have finished.'),
+      );
+    }
     return hosting.track(receivePack(services, hosting, req, res, access.repo, access.viewer!, gitProtocol)).finally(pushDone);
   }
   const release = await hosting.fetchSlots.acquire();
@@ -91,20 +97,20 @@ async function handle(services: GitHttp, hosting: GitHosting, req: Request, res:
   }
 }
 
-function parseGitRequest(req: Request, match: RegExpExecArray): GitRequest | { status: 403 | 404 | 405 | 415; message: string } {
+function parseGitRequest(req: Request, match: RegExpExecArray): GitRequest | DomainError {
   let owner: string;
   let repository: string;
   try {
     owner = decodeURIComponent(match[1]!);
     repository = decodeURIComponent(match[2]!);
   } catch {
-    return { status: 404, message: 'Repository not found.' };
+    return new DomainError('NOT_FOUND', 'Repository not found.');
   }
   const name = repository.endsWith('.git') ? repository.slice(0, -4) : repository;
   // Names are looked up in the database, never joined into a path, but a name that cannot exist
   // (`..`, `%2F`, a NUL) is answered at once.
   if (!OWNER.test(owner) || !REPOSITORY.test(name) || name === '.' || name === '..') {
-    return { status: 404, message: 'Repository not found.' };
+    return new DomainError('NOT_FOUND', 'Repository not found.');
   }
 
   const endpoint = match[3]!;
@@ -112,7 +118,7 @@ function parseGitRequest(req: Request, match: RegExpExecArray): GitRequest | { s
     if (req.method !== 'GET' && req.method !== 'HEAD') return methodNotAllowed(req, 'GET');
     const requested = req.query.service;
     if (requested !== 'git-upload-pack' && requested !== 'git-receive-pack') {
-      return { status: 403, message: 'Cairn serves the smart HTTP protocol only: use git 1.6.6 or newer.' };
+      return new DomainError('FORBIDDEN', 'Cairn serves the smart HTTP protocol only (git 1.6.6 or newer)');
     }
     return { owner, name, service: requested.slice(4) as GitService, advertise: true };
   }
@@ -120,12 +126,12 @@ function parseGitRequest(req: Request, match: RegExpExecArray): GitRequest | { s
   if (req.method !== 'POST') return methodNotAllowed(req, 'POST');
   const contentType = (req.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   if (contentType !== `application/x-git-${service}-request`) {
-    return { status: 415, message: `Expected Content-Type application/x-git-${service}-request.` };
+    return new DomainError('UNSUPPORTED_MEDIA_TYPE', `Expected Content-Type application/x-git-${service}-request.`);
   }
   return { owner, name, service, advertise: false };
 }
 
-function methodNotAllowed(req: Request, allowed: string): { status: 405; message: string } {
+function methodNotAllowed(req: Request, allowed: string): DomainError {
   req.res?.setHeader('Allow', allowed);
-  return { status: 405, message: `${req.method} is not allowed here (allowed: ${allowed}).` };
+  return new DomainError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here (allowed: ${allowed}).`);
 }

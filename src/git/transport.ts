@@ -2,6 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Transform, type TransformCallback } from 'node:stream';
 import zlib from 'node:zlib';
+import { DomainError } from '../errors/domain-error.js';
 
 /** The two smart-protocol services git clients ask for. */
 export type GitService = 'upload-pack' | 'receive-pack';
@@ -15,16 +16,7 @@ export interface ServiceRun {
   /** The end of git's stderr, for logs only (it can name paths on disk). */
   stderr: string;
   /** Why the request body could not be passed on, if it could not. */
-  bodyError?: BodyError;
-}
-
-class BodyError extends Error {
-  constructor(
-    readonly status: 400 | 413 | 415,
-    message: string,
-  ) {
-    super(message);
-  }
+  bodyError?: DomainError;
 }
 
 /** The headers git-http-backend sends so that no proxy caches protocol traffic. */
@@ -183,13 +175,13 @@ export interface RpcOptions extends SpawnOptions {
  */
 export async function runRpc(req: IncomingMessage, res: ServerResponse, options: RpcOptions): Promise<ServiceRun> {
   const decoder = bodyDecoder(req.headers['content-encoding']);
-  if (decoder instanceof BodyError) {
+  if (decoder instanceof DomainError) {
     req.resume();
     return { code: null, signal: null, responded: false, stderr: '', bodyError: decoder };
   }
   const child = spawnService(options, []);
-  let bodyError: BodyError | undefined;
-  const failBody = (error: BodyError) => {
+  let bodyError: DomainError | undefined;
+  const failBody = (error: DomainError) => {
     bodyError ??= error;
     child.stdin.destroy();
     req.destroy(); // stop receiving what nobody will read
@@ -197,9 +189,9 @@ export async function runRpc(req: IncomingMessage, res: ServerResponse, options:
   // `pipe`, not `pipeline`: when git stops reading (a refused push, a failed fetch) the request
   // must stay open, so the client finishes sending and reads git's answer instead of a reset.
   const limiter = new ByteLimit(options.maxBodyBytes);
-  limiter.on('error', (error: BodyError) => failBody(error));
+  limiter.on('error', (error: DomainError) => failBody(error));
   if (decoder) {
-    decoder.on('error', () => failBody(new BodyError(400, 'the request body is not valid gzip')));
+    decoder.on('error', () => failBody(new DomainError('BAD_REQUEST', 'the request body is not valid gzip')));
     req.pipe(decoder).pipe(limiter);
   } else {
     req.pipe(limiter);
@@ -231,11 +223,11 @@ export async function runRpc(req: IncomingMessage, res: ServerResponse, options:
   return { ...run, bodyError };
 }
 
-function bodyDecoder(encoding: string | undefined): Transform | BodyError | null {
+function bodyDecoder(encoding: string | undefined): Transform | DomainError | null {
   const value = (encoding ?? '').trim().toLowerCase();
   if (value === '' || value === 'identity') return null;
   if (value === 'gzip' || value === 'x-gzip') return zlib.createGunzip();
-  return new BodyError(415, `unsupported Content-Encoding: ${value.slice(0, 40)}`);
+  return new DomainError('UNSUPPORTED_MEDIA_TYPE', `unsupported Content-Encoding: ${value.slice(0, 40)}`);
 }
 
 /** Counts bytes and fails the stream past the limit (a bound on what a request can push through). */
@@ -246,7 +238,7 @@ class ByteLimit extends Transform {
   }
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.seen += chunk.length;
-    if (this.seen > this.limit) callback(new BodyError(413, 'the request body is too large'));
+    if (this.seen > this.limit) callback(new DomainError('PAYLOAD_TOO_LARGE', 'the request body is too large'));
     else callback(null, chunk);
   }
 }
