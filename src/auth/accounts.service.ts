@@ -13,8 +13,11 @@ import { User } from './user.entity.js';
 const LOGIN = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 
+/** A site admin calling with a token that holds the admin scope. */
+const actsAsSiteAdmin = (viewer: Principal) => viewer.admin && grants(viewer.scopes, 'admin');
+
 function requireSiteAdmin(viewer: Principal): void {
-  if (!viewer.admin || !grants(viewer.scopes, 'admin')) {
+  if (!actsAsSiteAdmin(viewer)) {
     throw new DomainError('FORBIDDEN', 'site administration needs a site admin token with the admin scope');
   }
 }
@@ -108,7 +111,7 @@ export class Accounts {
 
   async revokeAccessToken(em: EntityManager, viewer: Principal, id: string): Promise<boolean> {
     const token = looksLikeId('tok', id) ? await em.findOne(AccessToken, { id }) : null;
-    const mayRevoke = token && (token.user.id === viewer.userId || (viewer.admin && grants(viewer.scopes, 'admin')));
+    const mayRevoke = token && (token.user.id === viewer.userId || actsAsSiteAdmin(viewer));
     if (!token || !mayRevoke) throw notFound('access token');
     if (!token.revokedAt) {
       token.revokedAt = new Date();
