@@ -41,8 +41,23 @@ function webhookFamily<Scope extends { id?: string }>(base: string, scope: (inpu
 
 type WebhookFamily<Scope extends { id?: string }> = ReturnType<typeof webhookFamily<Scope>>;
 
-/** The mutations, which serve both families: the repository's `{id}` is a variable, absent for owner-level webhooks. */
-function webhookMutations<Scope extends { id?: string }>({ scope, hook, delivery, paths }: WebhookFamily<Scope>): RestRoute[] {
+/** The reads, which differ by family: each has its own query, with the webhook at another place in the result. */
+interface WebhookReads {
+  list: RestRoute;
+  get: RestRoute;
+  deliveries: RestRoute;
+  delivery: RestRoute;
+}
+
+/**
+ * The endpoints of one family: its reads, and the mutations, which serve both families (the
+ * repository's `{id}` is a variable, absent for owner-level webhooks). Listed in this order, which is
+ * the order the `Allow` header of a 405 names the methods of a path in.
+ */
+function webhookRoutes<Scope extends { id?: string }>(
+  { scope, hook, delivery, paths }: WebhookFamily<Scope>,
+  reads: WebhookReads,
+): RestRoute[] {
   return [
     route({
       method: 'post',
@@ -57,6 +72,8 @@ function webhookMutations<Scope extends { id?: string }>({ scope, hook, delivery
       status: 201,
       body: true,
     }),
+    reads.list,
+    reads.get,
     route({
       method: 'patch',
       path: paths.hook,
@@ -81,6 +98,8 @@ function webhookMutations<Scope extends { id?: string }>({ scope, hook, delivery
       result: (data) => data.ping_webhook,
       status: 202,
     }),
+    reads.deliveries,
+    reads.delivery,
     route({
       method: 'post',
       path: `${paths.delivery}/redeliver`,
@@ -95,69 +114,69 @@ function webhookMutations<Scope extends { id?: string }>({ scope, hook, delivery
 const repository = webhookFamily('/repos/:id/webhooks', ({ params }) => ({ id: params.id }));
 const user = webhookFamily('/user/webhooks', () => ({}));
 
-/** The reads differ by family: each has its own query, with the webhook at another place in the result. */
 export const WEBHOOK_ROUTES: RestRoute[] = [
-  ...webhookMutations(repository),
-  route({
-    method: 'get',
-    path: repository.paths.hooks,
-    document: ListRepositoryWebhooksDocument,
-    variables: repository.scope,
-    result: (data) => data.repository?.webhooks,
-    kind: 'array',
+  ...webhookRoutes(repository, {
+    list: route({
+      method: 'get',
+      path: repository.paths.hooks,
+      document: ListRepositoryWebhooksDocument,
+      variables: repository.scope,
+      result: (data) => data.repository?.webhooks,
+      kind: 'array',
+    }),
+    get: route({
+      method: 'get',
+      path: repository.paths.hook,
+      document: GetRepositoryWebhookDocument,
+      variables: repository.hook,
+      result: (data) => data.repository?.webhook,
+    }),
+    deliveries: route({
+      method: 'get',
+      path: repository.paths.deliveries,
+      document: ListRepositoryWebhookDeliveriesDocument,
+      variables: repository.deliveries,
+      result: (data) => data.repository?.webhook?.deliveries,
+      kind: 'envelope',
+    }),
+    delivery: route({
+      method: 'get',
+      path: repository.paths.delivery,
+      document: GetRepositoryWebhookDeliveryDocument,
+      variables: repository.delivery,
+      result: (data) => data.repository?.webhook?.delivery,
+    }),
   }),
-  route({
-    method: 'get',
-    path: repository.paths.hook,
-    document: GetRepositoryWebhookDocument,
-    variables: repository.hook,
-    result: (data) => data.repository?.webhook,
-  }),
-  route({
-    method: 'get',
-    path: repository.paths.deliveries,
-    document: ListRepositoryWebhookDeliveriesDocument,
-    variables: repository.deliveries,
-    result: (data) => data.repository?.webhook?.deliveries,
-    kind: 'envelope',
-  }),
-  route({
-    method: 'get',
-    path: repository.paths.delivery,
-    document: GetRepositoryWebhookDeliveryDocument,
-    variables: repository.delivery,
-    result: (data) => data.repository?.webhook?.delivery,
-  }),
-
-  ...webhookMutations(user),
-  route({
-    method: 'get',
-    path: user.paths.hooks,
-    document: ListUserWebhooksDocument,
-    variables: user.scope,
-    result: (data) => data.user_webhooks,
-    kind: 'array',
-  }),
-  route({
-    method: 'get',
-    path: user.paths.hook,
-    document: GetUserWebhookDocument,
-    variables: user.hook,
-    result: (data) => data.user_webhook,
-  }),
-  route({
-    method: 'get',
-    path: user.paths.deliveries,
-    document: ListUserWebhookDeliveriesDocument,
-    variables: user.deliveries,
-    result: (data) => data.user_webhook?.deliveries,
-    kind: 'envelope',
-  }),
-  route({
-    method: 'get',
-    path: user.paths.delivery,
-    document: GetUserWebhookDeliveryDocument,
-    variables: user.delivery,
-    result: (data) => data.user_webhook?.delivery,
+  ...webhookRoutes(user, {
+    list: route({
+      method: 'get',
+      path: user.paths.hooks,
+      document: ListUserWebhooksDocument,
+      variables: user.scope,
+      result: (data) => data.user_webhooks,
+      kind: 'array',
+    }),
+    get: route({
+      method: 'get',
+      path: user.paths.hook,
+      document: GetUserWebhookDocument,
+      variables: user.hook,
+      result: (data) => data.user_webhook,
+    }),
+    deliveries: route({
+      method: 'get',
+      path: user.paths.deliveries,
+      document: ListUserWebhookDeliveriesDocument,
+      variables: user.deliveries,
+      result: (data) => data.user_webhook?.deliveries,
+      kind: 'envelope',
+    }),
+    delivery: route({
+      method: 'get',
+      path: user.paths.delivery,
+      document: GetUserWebhookDeliveryDocument,
+      variables: user.delivery,
+      result: (data) => data.user_webhook?.delivery,
+    }),
   }),
 ];

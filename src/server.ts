@@ -113,7 +113,6 @@ export async function startService(config: Config, log: Logger, surface: Surface
       await agenda.getRunningStats();
       return true;
     };
-    const mounts: Mount[] = [['/', createGitRouter(services, hosting)], ...surface(services, schema)];
     const app = createApp({
       log,
       authenticate: (header) => auth.fromAuthorizationHeader(header),
@@ -121,7 +120,8 @@ export async function startService(config: Config, log: Logger, surface: Surface
       apollo,
       metrics,
       ready,
-      mounts,
+      protocols: [['/', createGitRouter(services, hosting)]],
+      mounts: surface(services, schema),
     });
 
     const server = http.createServer(app);

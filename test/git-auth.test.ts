@@ -188,6 +188,18 @@ describe('with the real git client', () => {
     expect(bearer.code).toBe(0);
   });
 
+  test('a user whose login is a path of the API, such as graphql, clones and pushes like anyone', async () => {
+    const graphql = await createUser(adminClient(server), 'graphql');
+    expect((await graphql.post('/repos', { name: 'api', private: true, auto_init: true })).status).toBe(201);
+    const dir = git.path('graphql-clone');
+    await git.git(['clone', '--quiet', remoteUrl(server, 'graphql', 'api', graphql.token), dir]);
+    await git.commit(dir, 'a change', { 'change.txt': 'c\n' });
+    expect((await git.run(['push', 'origin', 'main'], { cwd: dir })).code).toBe(0);
+    // Without a token, git's own Basic challenge, not the API's Bearer one.
+    const res = await fetch(`${server.url}/graphql/api.git/info/refs?service=git-upload-pack`);
+    expect([res.status, res.headers.get('www-authenticate')]).toEqual([401, 'Basic realm="Cairn"']);
+  });
+
   test('the request log never contains the token', () => {
     expect(server.output).not.toContain(owner.token);
     expect(server.output).not.toContain(tokens.writer!);

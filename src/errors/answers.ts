@@ -36,4 +36,6 @@ export const ANSWERS: Record<ErrorCode, Answer> = {
   INTERNAL: { graphql: 'INTERNAL', status: 500, rest: 'internal', git: OWN },
   /** The resource is held by other work for longer than the request may wait. */
   BUSY: { graphql: 'BUSY', status: 503, rest: 'busy', git: OWN },
+  /** Git's dumb HTTP protocol, or a service other than upload-pack and receive-pack, asked for. */
+  SMART_HTTP_ONLY: { graphql: 'SMART_HTTP_ONLY', status: 403, rest: 'smart_http_only', git: OWN },
 };

@@ -19,7 +19,8 @@ export type ErrorCode =
   | 'VALIDATION_FAILED'
   | 'RATE_LIMITED'
   | 'INTERNAL'
-  | 'BUSY';
+  | 'BUSY'
+  | 'SMART_HTTP_ONLY';
 
 /** One invalid input field: its name (as the API spells it in camelCase), a code and a sentence. */
 export interface FieldProblem {

@@ -17,7 +17,6 @@ function sendGitText(res: ServerResponse, status: number, message: string): void
   if (res.headersSent || res.destroyed) return;
   res.statusCode = status;
   if (status === 401) res.setHeader('WWW-Authenticate', 'Basic realm="Cairn"');
-  if (status === 413) res.setHeader('Connection', 'close'); // the rest of the body is not read
   res.setHeader('Content-Type', 'text/plain; charset=utf-8');
   setNoCache(res);
   res.end(`${message}\n`);

@@ -89,7 +89,7 @@ export async function receivePack(
       'push processed',
     );
   } catch (error) {
-    if (error instanceof DomainError) {
+    if (error instanceof DomainError && error.code === 'NOT_FOUND') {
       // The repository was deleted while this push waited for its turn.
       if (!res.headersSent) sendGitAnswer(res, error);
       else res.destroy();

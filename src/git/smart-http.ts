@@ -118,7 +118,7 @@ function parseGitRequest(req: Request, match: RegExpExecArray): GitRequest | Dom
     if (req.method !== 'GET' && req.method !== 'HEAD') return methodNotAllowed(req, 'GET');
     const requested = req.query.service;
     if (requested !== 'git-upload-pack' && requested !== 'git-receive-pack') {
-      return new DomainError('FORBIDDEN', 'Cairn serves the smart HTTP protocol only (git 1.6.6 or newer)');
+      return new DomainError('SMART_HTTP_ONLY', 'Cairn serves the smart HTTP protocol only: use git 1.6.6 or newer.');
     }
     return { owner, name, service: requested.slice(4) as GitService, advertise: true };
   }

@@ -21,17 +21,28 @@ export interface AppParts<C extends object> {
   metrics: Metrics;
   ready: () => Promise<boolean>;
   /**
-   * Routers mounted after `/graphql`, in order: git smart HTTP (which authenticates on its own), then
-   * whatever the service is run with — the REST facade, mounted from outside the core.
+   * Routers that authenticate on their own (git smart HTTP), mounted before `/graphql`: a repository
+   * path starts with its owner's login, and `graphql` is a login like any other.
    */
+  protocols: Mount[];
+  /** Routers mounted last: whatever the service is run with — the REST facade, mounted from outside the core. */
   mounts: Mount[];
 }
 
 /**
- * Route order: operations endpoints (no token), GraphQL behind a bearer
- * token, then the mounted routers.
+ * Route order: operations endpoints (no token), git (own auth), GraphQL behind
+ * a bearer token, then the mounted routers.
  */
-export function createApp<C extends object>({ log, authenticate, context, apollo, metrics, ready, mounts }: AppParts<C>): Express {
+export function createApp<C extends object>({
+  log,
+  authenticate,
+  context,
+  apollo,
+  metrics,
+  ready,
+  protocols,
+  mounts,
+}: AppParts<C>): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -50,6 +61,7 @@ export function createApp<C extends object>({ log, authenticate, context, apollo
   });
   app.all(['/healthz', '/readyz', '/metrics'], (req, res) => sendMethodNotAllowed(res, req.method, ['GET', 'HEAD']));
 
+  for (const [path, router] of protocols) app.use(path, router);
   app.use(
     '/graphql',
     requireToken(authenticate, sendGraphQLError),
