@@ -53,12 +53,15 @@ export interface RestPage {
   has_more: boolean;
 }
 
-interface RouteBase<TData, TVariables> {
+interface RouteBase<TData, TVariables, TPassed> {
   method: 'get' | 'post' | 'patch' | 'put' | 'delete';
   path: string;
   document: TypedDocumentNode<TData, TVariables>;
-  // NoInfer: the document alone says what the types are; the route is checked against them.
-  variables: (input: RouteInput) => RestVariables<NoInfer<TVariables>>;
+  /**
+   * The operation's variables, by name; values in the REST dialect. Input objects are checked
+   * field by field where the route sets them, and are otherwise the client's to fill.
+   */
+  variables: (input: RouteInput) => TPassed;
   status?: number;
   /** Whether the endpoint takes a JSON body. */
   body?: boolean;
@@ -70,7 +73,7 @@ interface RouteBase<TData, TVariables> {
  * service lives here. Typed by its document: variables by the operation's variables, `result`
  * by its result.
  */
-export type Route<TData, TVariables> = RouteBase<TData, TVariables> &
+export type Route<TData, TVariables, TPassed = RestVariables<TVariables>> = RouteBase<TData, TVariables, TPassed> &
   (
     | { kind: 'envelope'; result: (data: Rest<NoInfer<TData>>) => RestPage | null | undefined }
     | { kind: 'array'; result: (data: Rest<NoInfer<TData>>) => unknown[] | null | undefined }
@@ -78,8 +81,16 @@ export type Route<TData, TVariables> = RouteBase<TData, TVariables> &
     | { kind?: 'record' | 'empty'; result: (data: Rest<NoInfer<TData>>) => unknown }
   );
 
-/** A route once checked against its document, as the router mounts it. */
+/** Names a route passes that its operation does not declare: a compile error naming them, else nothing. */
+type OnlyDeclared<TPassed, TVariables> = [Exclude<keyof TPassed, keyof TVariables>] extends [never]
+  ? unknown
+  : { variables: `not a variable of the operation: ${Exclude<keyof TPassed, keyof TVariables> & string}` };
+
+declare const checked: unique symbol;
+
+/** A route once checked against its document, as the router mounts it (only `route()` makes one). */
 export interface RestRoute {
+  readonly [checked]: true;
   method: Route<unknown, unknown>['method'];
   path: string;
   document: DocumentNode;
@@ -91,7 +102,10 @@ export interface RestRoute {
 }
 
 /** Checks a route against its document's types, then forgets them: the router runs any route alike. */
-export function route<TData, TVariables>(definition: Route<TData, TVariables>): RestRoute {
+export function route<TData, TVariables, TPassed extends RestVariables<NoInfer<TVariables>>>(
+  // NoInfer: the document alone says what the types are; the route is checked against them.
+  definition: Route<TData, TVariables, TPassed> & OnlyDeclared<TPassed, NoInfer<TVariables>>,
+): RestRoute {
   return {
     status: 200,
     body: false,
@@ -99,5 +113,5 @@ export function route<TData, TVariables>(definition: Route<TData, TVariables>): 
     kind: definition.kind ?? 'record',
     variables: definition.variables as RestRoute['variables'],
     result: definition.result as RestRoute['result'],
-  };
+  } as RestRoute;
 }

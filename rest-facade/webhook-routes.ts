@@ -54,10 +54,7 @@ interface WebhookReads {
  * repository's `{id}` is a variable, absent for owner-level webhooks). Listed in this order, which is
  * the order the `Allow` header of a 405 names the methods of a path in.
  */
-function webhookRoutes<Scope extends { id?: string }>(
-  { scope, hook, delivery, paths }: WebhookFamily<Scope>,
-  reads: WebhookReads,
-): RestRoute[] {
+function webhookRoutes({ scope, hook, delivery, paths }: WebhookFamily<{ id?: string }>, reads: WebhookReads): RestRoute[] {
   return [
     route({
       method: 'post',

@@ -4,7 +4,7 @@ import {
   ListIssuesDocument,
   ResolveRepositoryDocument,
 } from '../rest-facade/generated/graphql.js';
-import { route } from '../rest-facade/route.js';
+import { route, type RestRoute } from '../rest-facade/route.js';
 
 /**
  * Each REST route is typed by its GraphQL document: its variables by the operation's variables, its
@@ -46,6 +46,28 @@ test('a route that disagrees with its operation does not compile', () => {
     result: (data) => data.repository?.issues.nodes,
     kind: 'envelope',
   });
+  const unknownVariable = route({
+    method: 'get',
+    path: '/repos/:id/issues',
+    document: ListIssuesDocument,
+    // @ts-expect-error ListIssues has $state, no $stat: a variable the operation does not declare would be dropped
+    variables: ({ params, query }) => ({ id: params.id, stat: query.state }),
+    result: (data) => data.repository?.issues,
+    kind: 'envelope',
+  });
+  // @ts-expect-error only route() makes a RestRoute, so no route skips the checks above
+  const unchecked: RestRoute = {
+    method: 'get',
+    path: '/x',
+    document: ListIssuesDocument,
+    variables: () => ({}),
+    result: () => null,
+    kind: 'record',
+    status: 200,
+    body: false,
+  };
+  expect(unchecked.path).toBe('/x');
+  expect(unknownVariable.kind).toBe('envelope');
   // Checked routes are all alike at run time: a record answered with 200 unless they say otherwise.
   for (const checked of [misnamedVariable, graphQLFieldName, graphQLEnumValue])
     expect([checked.kind, checked.status]).toEqual(['record', 200]);
