@@ -1,4 +1,5 @@
-import { Field, ID, InputType, Int, registerEnumType } from 'type-graphql';
+import { Field, InputType, registerEnumType } from 'type-graphql';
+import { ItemEditInput, NewItemInput } from '../repositories/repository-item.inputs.js';
 import { IssueState, IssueStateReason } from './issue.entity.js';
 
 export enum IssueStateFilter {
@@ -9,31 +10,10 @@ export enum IssueStateFilter {
 registerEnumType(IssueStateFilter, { name: 'IssueStateFilter' });
 
 @InputType()
-export class CreateIssueInput {
-  @Field(() => ID)
-  repositoryId!: string;
-
-  @Field()
-  title!: string;
-
-  @Field(() => String, { nullable: true })
-  body?: string | null;
-}
+export class CreateIssueInput extends NewItemInput {}
 
 @InputType()
-export class UpdateIssueInput {
-  @Field(() => ID)
-  repositoryId!: string;
-
-  @Field(() => Int)
-  number!: number;
-
-  @Field(() => String, { nullable: true })
-  title?: string | null;
-
-  @Field(() => String, { nullable: true, description: 'null clears it.' })
-  body?: string | null;
-
+export class UpdateIssueInput extends ItemEditInput {
   @Field(() => IssueState, { nullable: true })
   state?: IssueState | null;
 

@@ -1,4 +1,5 @@
-import { Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { Field, InputType, ObjectType, registerEnumType } from 'type-graphql';
+import { ItemEditInput, NewItemInput, NumberedItemInput } from '../repositories/repository-item.inputs.js';
 import { MergeMethod } from './merge-commits.js';
 import { ReviewEvent } from './review.entity.js';
 
@@ -22,16 +23,7 @@ export enum PullRequestEditState {
 registerEnumType(PullRequestEditState, { name: 'PullRequestEditState' });
 
 @InputType()
-export class CreatePullRequestInput {
-  @Field(() => ID)
-  repositoryId!: string;
-
-  @Field()
-  title!: string;
-
-  @Field(() => String, { nullable: true })
-  body?: string | null;
-
+export class CreatePullRequestInput extends NewItemInput {
   @Field({ description: 'The branch with the changes (`owner:branch`, as GitHub clients send it, works too).' })
   head!: string;
 
@@ -43,19 +35,7 @@ export class CreatePullRequestInput {
 }
 
 @InputType()
-export class UpdatePullRequestInput {
-  @Field(() => ID)
-  repositoryId!: string;
-
-  @Field(() => Int)
-  number!: number;
-
-  @Field(() => String, { nullable: true })
-  title?: string | null;
-
-  @Field(() => String, { nullable: true, description: 'null clears it.' })
-  body?: string | null;
-
+export class UpdatePullRequestInput extends ItemEditInput {
   @Field(() => String, { nullable: true, description: 'Another branch to merge into.' })
   base?: string | null;
 
@@ -67,13 +47,7 @@ export class UpdatePullRequestInput {
 }
 
 @InputType()
-export class MergePullRequestInput {
-  @Field(() => ID)
-  repositoryId!: string;
-
-  @Field(() => Int)
-  number!: number;
-
+export class MergePullRequestInput extends NumberedItemInput {
   @Field(() => MergeMethod, { nullable: true, defaultValue: MergeMethod.MERGE })
   method?: MergeMethod | null;
 
@@ -100,13 +74,7 @@ export class MergeResult {
 }
 
 @InputType()
-export class SubmitReviewInput {
-  @Field(() => ID)
-  repositoryId!: string;
-
-  @Field(() => Int)
-  number!: number;
-
+export class SubmitReviewInput extends NumberedItemInput {
   @Field(() => ReviewEvent)
   event!: ReviewEvent;
 
