@@ -1,6 +1,7 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { conflict, DomainError, notFound, Problems } from '../errors/domain-error.js';
+import { requireScope } from './permissions.js';
 import { looksLikeId } from '../ids.js';
 import { grants, isScope, SCOPES, type Principal, type Scope } from '../principal.js';
 import { AccessToken } from './access-token.entity.js';
@@ -113,6 +114,8 @@ export class Accounts {
     const token = looksLikeId('tok', id) ? await em.findOne(AccessToken, { id }) : null;
     const mayRevoke = token && (token.user.id === viewer.userId || actsAsSiteAdmin(viewer));
     if (!token || !mayRevoke) throw notFound('access token');
+    // Revoking is a write: a read-only token may end only itself, never the owner's other tokens.
+    if (token.id !== viewer.tokenId) requireScope(viewer, 'repo');
     if (!token.revokedAt) {
       token.revokedAt = new Date();
       await em.flush();

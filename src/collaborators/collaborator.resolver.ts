@@ -10,9 +10,9 @@ type Context = ResolverContext<{ collaborators: Collaborators }>;
 /** Collaborators as a field of a repository, and the mutations that manage them. */
 @Resolver(() => Repository)
 export class CollaboratorResolver {
-  @FieldResolver(() => [Collaborator])
+  @FieldResolver(() => [Collaborator], { description: 'Needs write permission.' })
   collaborators(@Root() repo: Repository, @Ctx() ctx: Context): Promise<Collaborator[]> {
-    return ctx.services.collaborators.list(ctx.em, repo);
+    return ctx.services.collaborators.list(ctx.em, ctx.viewer, repo);
   }
 
   @Mutation(() => Collaborator, { description: 'Adds a collaborator or changes their permission. Needs admin permission.' })

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Permission } from '../auth/permissions.js';
+import { authorize, Permission } from '../auth/permissions.js';
 import { User } from '../auth/user.entity.js';
 import { lockRow } from '../db/lock-row.js';
 import { invalid, notFound } from '../errors/domain-error.js';
@@ -21,8 +21,9 @@ declare module '../events/event-map.js' {
 export class Collaborators {
   constructor(private readonly deps: { events: EventRecorder; repositories: Repositories }) {}
 
-  /** The collaborators of a repository the caller could read (the query that returned it checked that). */
-  list(em: EntityManager, repo: Repository): Promise<Collaborator[]> {
+  /** The collaborators of a repository: who may push is for those who may push (write), as on GitHub. */
+  async list(em: EntityManager, viewer: Principal | null, repo: Repository): Promise<Collaborator[]> {
+    await authorize(em, viewer, repo, Permission.WRITE, null);
     return em.find(Collaborator, { repository: repo }, { populate: ['user'], orderBy: { user: { loginKey: 'asc' } } });
   }
 

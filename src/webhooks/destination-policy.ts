@@ -62,10 +62,20 @@ const loopback = blockList([
   ['::1', 128, 'ipv6'],
 ]);
 
-/** Unwraps IPv4-mapped IPv6 (`::ffff:127.0.0.1`) so it is judged as the IPv4 address it is. */
+const TRANSLATED = /^(?:0{0,4}:){0,4}:?ffff:0{1,4}:(?:\d+\.\d+\.\d+\.\d+|[0-9a-f]{1,4}:[0-9a-f]{1,4})$/i;
+
+/**
+ * Unwraps IPv4-mapped IPv6 (`::ffff:127.0.0.1`, or in hex `::ffff:7f00:1`) so it is judged as the
+ * IPv4 address it is: a socket connects to the IPv4 address itself.
+ */
 function normalise(address: string): { address: string; family: 'ipv4' | 'ipv6' } {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return { address: mapped[1]!, family: 'ipv4' };
+  const dotted = /^(?:0{0,4}:){0,5}:?ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (dotted) return { address: dotted[1]!, family: 'ipv4' };
+  const hex = /^(?:0{0,4}:){0,5}:?ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
+  if (hex) {
+    const [high, low] = [parseInt(hex[1]!, 16), parseInt(hex[2]!, 16)];
+    return { address: [high >> 8, high & 255, low >> 8, low & 255].join('.'), family: 'ipv4' };
+  }
   return { address, family: isIP(address) === 6 ? 'ipv6' : 'ipv4' };
 }
 
@@ -98,6 +108,9 @@ export class DestinationPolicy {
 
   /** Whether `address` (as dialled for `host`) may be connected to. */
   allows(host: string, address: string): boolean {
+    // IPv4-translated (`::ffff:0:0/96`) reaches an IPv4 address through a translator, like NAT64: only `*` allows it.
+    // (Judged by pattern: node's BlockList reads a `::ffff:` subnet as every IPv4 address.)
+    if (TRANSLATED.test(address)) return this.spec.includes('*');
     const { address: ip, family } = normalise(address);
     if (!isIP(ip)) return false;
     return this.rules.some((rule) => rule(host, ip, family));

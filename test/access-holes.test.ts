@@ -1,0 +1,87 @@
+import { adminClient, Client, createToken, createUser } from './support/client.js';
+import { CairnServer } from './support/server.js';
+
+/** Small access holes a hostile user found: each answers as GitHub would and changes nothing. */
+let server: CairnServer;
+let admin: Client;
+
+beforeAll(async () => {
+  server = await CairnServer.start();
+  admin = adminClient(server);
+});
+afterAll(() => server.destroy());
+
+describe('collaborators are listed to those who may push', () => {
+  test('read → 403, write and admin → 200, a stranger to a private repository → 404', async () => {
+    const owner = await createUser(admin, 'coowner');
+    const reader = await createUser(admin, 'coreader');
+    const writer = await createUser(admin, 'cowriter');
+    const stranger = await createUser(admin, 'costranger');
+    const open = (await owner.post('/repos', { name: 'open' })).body.id;
+    const closed = (await owner.post('/repos', { name: 'closed', private: true })).body.id;
+    for (const repo of [open, closed]) {
+      expect((await owner.put(`/repos/${repo}/collaborators/coreader`, { permission: 'read' })).status).toBe(200);
+      expect((await owner.put(`/repos/${repo}/collaborators/cowriter`, { permission: 'write' })).status).toBe(200);
+    }
+
+    for (const prefix of ['', '/api']) {
+      const denied = await reader.get(`${prefix}/repos/${open}/collaborators`);
+      expect(denied.status).toBe(403);
+      expect(denied.body.error.code).toBe('forbidden');
+      expect(denied.text).not.toContain('cowriter');
+      expect((await stranger.get(`${prefix}/repos/${open}/collaborators`)).status).toBe(403);
+      expect((await reader.get(`${prefix}/repos/${closed}/collaborators`)).status).toBe(403);
+      expect((await stranger.get(`${prefix}/repos/${closed}/collaborators`)).status).toBe(404);
+
+      const listed = await writer.get(`${prefix}/repos/${closed}/collaborators`);
+      expect(listed.status).toBe(200);
+      expect(listed.body.map((c: { user: { login: string } }) => c.user.login).sort()).toEqual(['coreader', 'cowriter']);
+      expect((await owner.get(`${prefix}/repos/${open}/collaborators`)).status).toBe(200);
+    }
+
+    // GraphQL: the field is refused for a reader, the rest of the repository still reads.
+    const res = await reader.graphql('query($id: ID!) { repository(id: $id) { name collaborators { user { login } } } }', { id: open });
+    expect(res.errors?.[0]?.extensions.code).toBe('FORBIDDEN');
+    expect(JSON.stringify(res)).not.toContain('cowriter');
+  });
+});
+
+describe('webhook destinations', () => {
+  test.each([
+    'http://[::ffff:0:7f00:1]/x',
+    'http://[::ffff:0:127.0.0.1]:8080/x',
+    'http://[::ffff:7f00:1]/x',
+    'http://[0:0:0:0:ffff:0:a00:1]/x',
+  ])('%s (an IPv4 address wrapped in IPv6) is refused by the default policy', async (url) => {
+    const repo = (await admin.post('/repos', { name: `ssrf-${Math.random().toString(36).slice(2, 8)}` })).body.id;
+    const res = await admin.post(`/api/repos/${repo}/webhooks`, { url });
+    expect(res.status).toBe(422);
+    expect(res.body.error.details[0]).toMatchObject({ field: 'url' });
+    expect((await admin.get(`/repos/${repo}/webhooks`)).body).toEqual([]);
+  });
+});
+
+describe('revoking tokens', () => {
+  const REVOKE = 'mutation($id: ID!) { revokeAccessToken(id: $id) }';
+  const TOKENS = '{ accessTokens { id name scopes } }';
+
+  test('a repo:read token cannot revoke its owner’s other tokens, but may revoke itself', async () => {
+    const writer = await createUser(admin, 'revoker', ['repo']);
+    const readOnly = new Client(server, await createToken(admin, 'revoker', ['repo:read']));
+    const { accessTokens } = await writer.gql(TOKENS);
+    const strong = accessTokens.find((t: { scopes: string[] }) => t.scopes.includes('repo'));
+    const weak = accessTokens.find((t: { scopes: string[] }) => !t.scopes.includes('repo'));
+
+    const denied = await readOnly.graphql(REVOKE, { id: strong.id });
+    expect(denied.errors?.[0]?.extensions.code).toBe('FORBIDDEN');
+    expect((await writer.get('/repos')).status).toBe(200); // still valid
+
+    expect((await readOnly.gql(REVOKE, { id: weak.id })).revokeAccessToken).toBe(true);
+    expect((await readOnly.get('/repos')).status).toBe(401);
+    // A repo token may revoke the same user's other tokens.
+    const another = new Client(server, await createToken(admin, 'revoker', ['repo:read']));
+    const anotherId = (await another.gql(TOKENS)).accessTokens.find((t: { id: string }) => t.id !== strong.id && t.id !== weak.id).id;
+    expect((await writer.gql(REVOKE, { id: anotherId })).revokeAccessToken).toBe(true);
+    expect((await another.get('/repos')).status).toBe(401);
+  });
+});
