@@ -4,6 +4,7 @@ import type { Services } from '../src/context.js';
 import type { Surface } from '../src/server.js';
 import { requestContext } from '../src/context.js';
 import { requireToken } from '../src/http/authenticate.js';
+import { rateLimited, viewerOf } from '../src/http/rate-limit-headers.js';
 import { readJsonObject } from './body.js';
 import { DomainError } from '../src/errors/domain-error.js';
 import { internalError, sendMethodNotAllowed, sendRestError } from '../src/http/error-answers.js';
@@ -34,6 +35,7 @@ export function createRestRouter(
 ): Router {
   const router = express.Router();
   router.use(requireToken((header) => services.auth.fromAuthorizationHeader(header), sendRestError));
+  router.use(rateLimited((res) => services.rateLimits.request(viewerOf(res)), sendRestError));
 
   for (const route of routes) {
     const operation = new RestOperation(schema, route.document);

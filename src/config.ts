@@ -22,7 +22,18 @@ export interface Config {
   webhookAllowedHosts: string[];
   gitAnonymousRead: boolean;
   gitMaxPushSize: number;
+  rateLimits: RateLimitSettings;
   logLevel: LogLevel;
+}
+
+/** Budgets per window; 0 turns that limit off. */
+export interface RateLimitSettings {
+  /** REST requests and GraphQL points per token per hour (CAIRN_RATE_LIMIT). */
+  perHour: number;
+  /** Issues, pull requests, reviews, webhooks and tokens created per token per minute (CAIRN_RATE_LIMIT_CREATE). */
+  createsPerMinute: number;
+  /** Anonymous git fetches per client address per hour (CAIRN_RATE_LIMIT_GIT_ANONYMOUS). */
+  anonymousFetchesPerHour: number;
 }
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -154,6 +165,17 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('CAIRN_GIT_MAX_PUSH_SIZE', `"${maxPushRaw}" is not a size (e.g. 2g, 500m, 1048576)`);
   }
 
+  const count = (name: string, fallback: number): number => {
+    const raw = read(name) ?? String(fallback);
+    if (!/^\d{1,9}$/.test(raw)) throw new ConfigError(name, `"${raw}" is not a whole number (0 turns the limit off)`);
+    return Number(raw);
+  };
+  const rateLimits: RateLimitSettings = {
+    perHour: count('CAIRN_RATE_LIMIT', 5000),
+    createsPerMinute: count('CAIRN_RATE_LIMIT_CREATE', 80),
+    anonymousFetchesPerHour: count('CAIRN_RATE_LIMIT_GIT_ANONYMOUS', 1000),
+  };
+
   const logLevel = (read('LOG_LEVEL') ?? 'info').toLowerCase() as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `"${logLevel}" is not one of ${LOG_LEVELS.join(', ')}`);
@@ -175,6 +197,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowedHosts,
     gitAnonymousRead: ['true', '1', 'yes'].includes(anonRaw),
     gitMaxPushSize,
+    rateLimits,
     logLevel,
   };
 }

@@ -13,6 +13,7 @@ import type { Issues } from './issues/issue.service.js';
 import type { Logger } from './logger.js';
 import type { Mergeability } from './pulls/mergeability.js';
 import type { PullRequests } from './pulls/pull-requests.js';
+import type { RateLimits } from './ratelimit/rate-limits.js';
 import type { Repositories } from './repositories/repository.service.js';
 import type { WebhookSettings } from './webhooks/webhook.service.js';
 import type { Webhooks } from './webhooks/webhooks.js';
@@ -41,6 +42,8 @@ export interface Services {
   issues: Issues;
   pulls: PullRequests;
   hooks: WebhookSettings;
+  /** Per-token and per-address budgets, shared by the processes on one database. */
+  rateLimits: RateLimits;
 }
 
 /** The context of every resolver (GraphQL over HTTP and the REST facade alike). */

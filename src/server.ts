@@ -26,6 +26,8 @@ import { Issues } from './issues/issue.service.js';
 import { followRefs } from './pulls/follow-refs.js';
 import { Mergeability } from './pulls/mergeability.js';
 import { PullRequests } from './pulls/pull-requests.js';
+import { RateLimiter } from './ratelimit/rate-limiter.js';
+import { RateLimits } from './ratelimit/rate-limits.js';
 import { startAgenda } from './jobs/agenda.js';
 import type { Logger } from './logger.js';
 import { Repository } from './repositories/repository.entity.js';
@@ -75,6 +77,9 @@ export async function startService(config: Config, log: Logger, surface: Surface
     const mergeability = new Mergeability(orm, git, log);
     refs.onRefsChanged(followRefs(events, git, mergeability));
     const auth = new TokenAuthenticator(orm.em.fork(), log);
+    const limiter = new RateLimiter(orm, log);
+    limiter.start();
+    cleanups.push(() => limiter.stop()); // counts reach the database before it closes
     // The use cases, each given the collaborators it needs.
     const repositories = new Repositories({ events, storage: git, refs, baseUrl: config.baseUrl });
     const services: Services = {
@@ -85,6 +90,7 @@ export async function startService(config: Config, log: Logger, surface: Surface
       issues: new Issues({ events, repositories }),
       pulls: new PullRequests({ events, repositories, git, refs, mergeability, log }),
       hooks: new WebhookSettings({ repositories, webhooks, baseUrl: config.baseUrl }),
+      rateLimits: new RateLimits(config.rateLimits, limiter),
     };
 
     // Git hosting: hooks, then the refs of every repository reconciled with the disk before
@@ -117,6 +123,7 @@ export async function startService(config: Config, log: Logger, surface: Surface
       log,
       authenticate: (header) => auth.fromAuthorizationHeader(header),
       context: (res) => requestContext(services, res),
+      rateLimits: services.rateLimits,
       apollo,
       metrics,
       ready,

@@ -1,4 +1,5 @@
-import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Ctx, ID, Mutation, Query, Resolver, UseMiddleware } from 'type-graphql';
+import { CreatesContent } from '../ratelimit/creates-content.js';
 import type { ResolverContext } from '../graphql/context.js';
 import { AccessToken } from './access-token.entity.js';
 import { CreateAccessTokenInput, CreatedAccessToken, CreateUserInput } from './auth.inputs.js';
@@ -24,6 +25,7 @@ export class AuthResolver {
     return ctx.services.accounts.createUser(ctx.em, ctx.viewer, input);
   }
 
+  @UseMiddleware(CreatesContent)
   @Mutation(() => CreatedAccessToken)
   createAccessToken(
     @Arg('input', () => CreateAccessTokenInput) input: CreateAccessTokenInput,

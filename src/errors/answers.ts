@@ -1,4 +1,4 @@
-import type { ErrorCode } from './domain-error.js';
+import type { DomainError, ErrorCode } from './domain-error.js';
 
 /** How each transport answers an error code. */
 export interface Answer {
@@ -19,7 +19,7 @@ const OWN = '{message}';
  * clients read `extensions.code`, REST clients the status and `error.code`,
  * git clients the status (and the message git prints). Nothing else maps these codes; GraphQL's own
  * errors (a query that does not parse or validate, a variable of the wrong type) keep GraphQL's.
- * RATE_LIMITED, BUSY and SMART_HTTP_ONLY are git's alone today.
+ * BUSY and SMART_HTTP_ONLY are git's alone today.
  */
 export const ANSWERS: Record<ErrorCode, Answer> = {
   BAD_REQUEST: { graphql: 'BAD_REQUEST', status: 400, rest: 'bad_request', git: OWN },
@@ -41,3 +41,8 @@ export const ANSWERS: Record<ErrorCode, Answer> = {
   /** Git's dumb HTTP protocol, or a service other than upload-pack and receive-pack, asked for. */
   SMART_HTTP_ONLY: { graphql: 'SMART_HTTP_ONLY', status: 403, rest: 'smart_http_only', git: OWN },
 };
+
+/** Headers every transport sends with an error beside its status (`Retry-After` of a refusal that ends). */
+export function answerHeaders(error: DomainError): Array<[name: string, value: string]> {
+  return error.retryAfterSeconds === undefined ? [] : [['Retry-After', String(Math.max(1, Math.ceil(error.retryAfterSeconds)))]];
+}

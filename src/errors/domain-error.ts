@@ -34,6 +34,8 @@ export class DomainError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details: FieldProblem[] = [],
+    /** RATE_LIMITED and BUSY: when trying again may succeed (`Retry-After`). */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = 'DomainError';

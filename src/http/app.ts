@@ -6,6 +6,8 @@ import { requireToken, type Authenticate } from './authenticate.js';
 import { MAX_BODY_BYTES } from './body-limit.js';
 import { sendGraphQLError, sendMethodNotAllowed } from './error-answers.js';
 import type { Metrics } from './metrics.js';
+import type { RateLimits } from '../ratelimit/rate-limits.js';
+import { rateLimited, viewerOf } from './rate-limit-headers.js';
 import { requestTracking } from './request-context.js';
 import { transportErrorHandler } from './transport-errors.js';
 
@@ -17,6 +19,7 @@ export interface AppParts<C extends object> {
   authenticate: Authenticate;
   /** The GraphQL context of an authenticated request. */
   context: (res: Response) => C;
+  rateLimits: RateLimits;
   apollo: ApolloServer<C>;
   metrics: Metrics;
   ready: () => Promise<boolean>;
@@ -37,6 +40,7 @@ export function createApp<C extends object>({
   log,
   authenticate,
   context,
+  rateLimits,
   apollo,
   metrics,
   ready,
@@ -65,6 +69,8 @@ export function createApp<C extends object>({
   app.use(
     '/graphql',
     requireToken(authenticate, sendGraphQLError),
+    // An operation is charged its cost once it is known (apollo.ts); a spent budget is refused before parsing.
+    rateLimited((res) => rateLimits.standing(viewerOf(res)), sendGraphQLError),
     express.json({ limit: MAX_BODY_BYTES }),
     expressMiddleware(apollo, { context: async ({ res }) => context(res) }),
   );

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { ANSWERS } from '../errors/answers.js';
+import { ANSWERS, answerHeaders } from '../errors/answers.js';
 import { DomainError } from '../errors/domain-error.js';
 import { locals } from './request-context.js';
 
@@ -15,6 +15,7 @@ export const internalError = () => new DomainError('INTERNAL', 'Internal server 
 export function sendRestError(res: Response, error: DomainError): void {
   const answer = ANSWERS[error.code];
   if (answer.status === 413) res.setHeader('Connection', 'close'); // the rest of the body is not read
+  for (const [name, value] of answerHeaders(error)) res.setHeader(name, value);
   res.status(answer.status).json({
     error: {
       code: answer.rest,
@@ -29,6 +30,7 @@ export function sendRestError(res: Response, error: DomainError): void {
 export function sendGraphQLError(res: Response, error: DomainError): void {
   const answer = ANSWERS[error.code];
   if (answer.status === 413) res.setHeader('Connection', 'close');
+  for (const [name, value] of answerHeaders(error)) res.setHeader(name, value);
   res.status(answer.status).json({ errors: [{ message: error.message, extensions: { code: answer.graphql } }] });
 }
 

@@ -1,4 +1,5 @@
-import { Arg, Args, Ctx, FieldResolver, Int, Mutation, Resolver, Root } from 'type-graphql';
+import { Arg, Args, Ctx, FieldResolver, Int, Mutation, Resolver, Root, UseMiddleware } from 'type-graphql';
+import { CreatesContent } from '../ratelimit/creates-content.js';
 import type { ResolverContext } from '../graphql/context.js';
 import { ConnectionType, PageArgs, resolvePage } from '../graphql/pagination.js';
 import { Repository } from '../repositories/repository.entity.js';
@@ -12,6 +13,7 @@ const IssueConnection = ConnectionType(Issue, 'IssueConnection');
 
 @Resolver(() => Issue)
 export class IssueResolver {
+  @UseMiddleware(CreatesContent)
   @Mutation(() => Issue, { description: 'Needs read access to the repository and the repo scope.' })
   createIssue(@Arg('input', () => CreateIssueInput) input: CreateIssueInput, @Ctx() ctx: Context): Promise<Issue> {
     return ctx.services.issues.create(ctx.em, ctx.viewer, input);

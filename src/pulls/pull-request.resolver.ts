@@ -1,5 +1,6 @@
 import DataLoader from 'dataloader';
-import { Arg, Args, Ctx, Extensions, FieldResolver, Int, Mutation, Resolver, Root } from 'type-graphql';
+import { Arg, Args, Ctx, Extensions, FieldResolver, Int, Mutation, Resolver, Root, UseMiddleware } from 'type-graphql';
+import { CreatesContent } from '../ratelimit/creates-content.js';
 import type { ResolverContext } from '../graphql/context.js';
 import type { GitStorage } from '../git/storage.js';
 import { limited } from '../git/concurrency.js';
@@ -50,6 +51,7 @@ async function readGit<T>(pr: PullRequestView, work: () => Promise<T>): Promise<
 
 @Resolver(() => PullRequestView)
 export class PullRequestResolver {
+  @UseMiddleware(CreatesContent)
   @Mutation(() => PullRequestView, { description: 'Opens a pull request from head into base. Needs read access and the repo scope.' })
   createPullRequest(
     @Arg('input', () => CreatePullRequestInput) input: CreatePullRequestInput,
@@ -74,6 +76,7 @@ export class PullRequestResolver {
     return ctx.services.pulls.merge(ctx.em, ctx.viewer, input);
   }
 
+  @UseMiddleware(CreatesContent)
   @Mutation(() => Review, { description: 'Approve, request changes or comment; anyone who can read may review an open pull request.' })
   submitReview(@Arg('input', () => SubmitReviewInput) input: SubmitReviewInput, @Ctx() ctx: Context): Promise<Review> {
     return ctx.services.pulls.review(ctx.em, ctx.viewer, input);

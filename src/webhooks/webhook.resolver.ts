@@ -1,4 +1,5 @@
-import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root, UseMiddleware } from 'type-graphql';
+import { CreatesContent } from '../ratelimit/creates-content.js';
 import type { ResolverContext } from '../graphql/context.js';
 import { ConnectionType, PageArgs, resolvePage } from '../graphql/pagination.js';
 import { Repository } from '../repositories/repository.entity.js';
@@ -28,6 +29,7 @@ export class WebhookResolver {
     return ctx.services.hooks.get(ctx.em, ctx.viewer, id, null);
   }
 
+  @UseMiddleware(CreatesContent)
   @Mutation(() => CreatedWebhook, { description: 'Needs admin on the repository and the admin:repo_hook scope. Sends nothing.' })
   createWebhook(@Arg('input', () => CreateWebhookInput) input: CreateWebhookInput, @Ctx() ctx: Context): Promise<CreatedWebhook> {
     return ctx.services.hooks.create(ctx.em, ctx.viewer, input);

@@ -82,6 +82,9 @@ export class CairnServer {
         CAIRN_BASE_URL: this.url,
         CAIRN_ADMIN_TOKEN: this.adminToken,
         LOG_LEVEL: 'info',
+        // Test files and benchmarks are heavy users of one admin token; test/rate-limits.test.ts tests the limits.
+        CAIRN_RATE_LIMIT: '10000000',
+        CAIRN_RATE_LIMIT_CREATE: '1000000',
         ...(this.databaseUrl ? { DATABASE_URL: this.databaseUrl } : {}),
         ...this.env,
       },

@@ -1,0 +1,186 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from '../logger.js';
+
+/** A budget: at most `limit` units per window of `windowMs`, per subject (a token, an address). 0 = unlimited. */
+export interface Budget {
+  /** Names the bucket family in storage and in `X-RateLimit-Resource`. */
+  name: string;
+  limit: number;
+  windowMs: number;
+}
+
+/** Where a subject stands in its current window, after (or instead of) a charge. */
+export interface Quota {
+  resource: string;
+  limit: number;
+  used: number;
+  remaining: number;
+  /** When the window ends (epoch ms). */
+  resetAt: number;
+  /** Whether the charge was taken; a refused charge counts nothing. */
+  allowed: boolean;
+}
+
+/** Usage of one subject in one window, as this process knows it. */
+interface Counter {
+  bucket: string;
+  windowStart: number;
+  windowMs: number;
+  limit: number;
+  /** Usage by every process as of the last write, ours included. */
+  known: number;
+  /** Counted here and being written. */
+  writing: number;
+  /** Counted here since. */
+  pending: number;
+  /** The first read of the window's total (once per subject, window and process). */
+  loaded: Promise<void>;
+}
+
+/** How often counts are written and the other processes' counts read back. */
+const SYNC_MS = 500;
+/** Windows are kept in storage this long after they end (for a look at recent use), then purged. */
+const KEEP_MS = 24 * 3_600_000;
+/** Counters with nothing new are read back only when this close to their limit (where others' use matters). */
+const SHARE_FROM = 0.5;
+
+/**
+ * Fixed-window rate limits shared by every process on one database, with no
+ * round trip on the request path in the common case: a request is judged on
+ * what this process knows (the total read when it first saw the subject in
+ * this window, or read back since, plus what it counted since), and counts are
+ * added to `rate_limit_usage` in one statement every SYNC_MS, which returns the
+ * totals of all processes. Across processes a budget can therefore overshoot
+ * by what the others admit within one sync — a bound, not a leak.
+ */
+export class RateLimiter {
+  private readonly counters = new Map<string, Counter>();
+  private timer: NodeJS.Timeout | null = null;
+  private syncing: Promise<void> | null = null;
+  private syncs = 0;
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.sync(), SYNC_MS);
+    this.timer.unref();
+  }
+
+  /** Writes what is counted; the service stops after this. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.sync();
+  }
+
+  /** Charges `cost` units to `subject` unless that would exceed the budget. Null when the budget is unlimited. */
+  async take(budget: Budget, subject: string, cost = 1, now = Date.now()): Promise<Quota | null> {
+    if (budget.limit === 0) return null;
+    const counter = await this.counter(budget, subject, now);
+    const used = counter.known + counter.writing + counter.pending;
+    const allowed = used + cost <= budget.limit;
+    if (allowed) counter.pending += cost;
+    return this.quota(budget, counter, allowed);
+  }
+
+  /** Where `subject` stands, charging nothing. */
+  async peek(budget: Budget, subject: string, now = Date.now()): Promise<Quota | null> {
+    if (budget.limit === 0) return null;
+    const counter = await this.counter(budget, subject, now);
+    return this.quota(budget, counter, counter.known + counter.writing + counter.pending < budget.limit);
+  }
+
+  private quota(budget: Budget, counter: Counter, allowed: boolean): Quota {
+    const used = Math.min(counter.known + counter.writing + counter.pending, budget.limit);
+    return {
+      resource: budget.name,
+      limit: budget.limit,
+      used,
+      remaining: budget.limit - used,
+      resetAt: counter.windowStart + budget.windowMs,
+      allowed,
+    };
+  }
+
+  private async counter(budget: Budget, subject: string, now: number): Promise<Counter> {
+    const windowStart = now - (now % budget.windowMs);
+    const bucket = `${budget.name}:${subject}`;
+    const key = `${bucket}@${windowStart}`;
+    let counter = this.counters.get(key);
+    if (!counter) {
+      const fresh: Counter = {
+        ...{ bucket, windowStart, windowMs: budget.windowMs, limit: budget.limit },
+        ...{ known: 0, writing: 0, pending: 0, loaded: Promise.resolve() },
+      };
+      fresh.loaded = this.load(fresh);
+      this.counters.set(key, (counter = fresh));
+    }
+    await counter.loaded;
+    return counter;
+  }
+
+  /** What the other processes used of a window this process has not seen yet: one read, then syncs keep it. */
+  private async load(counter: Counter): Promise<void> {
+    try {
+      const rows = await this.orm.em
+        .fork()
+        .execute<{ used: number }[]>('select used from rate_limit_usage where bucket = ? and window_start = ?', [
+          counter.bucket,
+          new Date(counter.windowStart).toISOString(),
+        ]);
+      counter.known = Math.max(counter.known, Number(rows[0]?.used ?? 0));
+    } catch (error) {
+      this.log.warn({ err: error }, 'reading rate-limit usage failed; judging on this process’s counts');
+    }
+  }
+
+  /** One write of every count, returning the totals; ended windows are forgotten once written. */
+  sync(): Promise<void> {
+    this.syncing ??= this.write().finally(() => (this.syncing = null));
+    return this.syncing;
+  }
+
+  private async write(): Promise<void> {
+    const now = Date.now();
+    const batch: Counter[] = [];
+    for (const [key, counter] of this.counters) {
+      const ended = counter.windowStart + counter.windowMs <= now;
+      if (counter.pending > 0 || (!ended && counter.known + counter.pending >= counter.limit * SHARE_FROM)) batch.push(counter);
+      else if (ended) this.counters.delete(key);
+    }
+    const purge = this.syncs++ % 1000 === 0;
+    if (batch.length === 0 && !purge) return;
+    for (const counter of batch) {
+      counter.writing = counter.pending;
+      counter.pending = 0;
+    }
+    try {
+      const em = this.orm.em.fork();
+      if (batch.length) {
+        const rows = await em.execute<{ bucket: string; window_start: Date; used: number }[]>(
+          `insert into rate_limit_usage (bucket, window_start, used)
+           select bucket, window_start, used from jsonb_to_recordset(?::jsonb) as counts(bucket text, window_start timestamptz, used int)
+           on conflict (bucket, window_start) do update set used = rate_limit_usage.used + excluded.used
+           returning bucket, window_start, used`,
+          [JSON.stringify(batch.map((c) => ({ bucket: c.bucket, window_start: new Date(c.windowStart).toISOString(), used: c.writing })))],
+        );
+        const totals = new Map(rows.map((row) => [`${row.bucket}@${new Date(row.window_start).getTime()}`, Number(row.used)]));
+        for (const counter of batch) {
+          counter.known = totals.get(`${counter.bucket}@${counter.windowStart}`) ?? counter.known + counter.writing;
+          counter.writing = 0;
+        }
+      }
+      if (purge) await em.execute('delete from rate_limit_usage where window_start < ?', [new Date(now - KEEP_MS).toISOString()]);
+    } catch (error) {
+      // Counted again at the next write: a database hiccup loses no usage.
+      for (const counter of batch) {
+        counter.pending += counter.writing;
+        counter.writing = 0;
+      }
+      this.log.warn({ err: error }, 'writing rate-limit usage failed');
+    }
+  }
+}

@@ -1,0 +1,148 @@
+import { adminClient, Client, createToken, createUser } from './support/client.js';
+import { CairnServer, sleep } from './support/server.js';
+
+/** Small budgets so a test can spend them: 10 requests per hour, 3 creations per minute. */
+const LIMITS = { CAIRN_RATE_LIMIT: '10', CAIRN_RATE_LIMIT_CREATE: '3', CAIRN_RATE_LIMIT_GIT_ANONYMOUS: '3' };
+
+let server: CairnServer;
+/** Another process on the same database, with the test suite's generous limits: set-up goes through it. */
+let setup: CairnServer;
+let admin: Client;
+
+beforeAll(async () => {
+  server = await CairnServer.start({ env: LIMITS });
+  setup = await CairnServer.start({ shareDatabaseWith: server });
+  admin = adminClient(setup);
+});
+afterAll(async () => {
+  await setup.destroy(true); // the database is the first server's
+  await server.destroy();
+});
+
+/** A user of the limited server, created through the set-up process: their token has its whole budget there. */
+async function freshUser(login: string): Promise<Client> {
+  const user = await createUser(admin, login);
+  return new Client(server, user.token);
+}
+
+function limits(headers: Headers) {
+  return {
+    limit: Number(headers.get('x-ratelimit-limit')),
+    remaining: Number(headers.get('x-ratelimit-remaining')),
+    used: Number(headers.get('x-ratelimit-used')),
+    reset: Number(headers.get('x-ratelimit-reset')),
+    resource: headers.get('x-ratelimit-resource'),
+  };
+}
+
+describe('primary limit per token', () => {
+  test('every REST answer carries the budget; the request past it is 429 with Retry-After and changes nothing', async () => {
+    const alice = await freshUser('rl-alice');
+    const seen = [];
+    for (let i = 0; i < 10; i++) {
+      const res = await alice.get('/repos');
+      expect(res.status).toBe(200);
+      seen.push(limits(res.headers));
+    }
+    expect(seen.map((s) => s.remaining)).toEqual([9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
+    expect(seen.map((s) => s.used)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    const now = Date.now() / 1000;
+    expect(seen[0]).toMatchObject({ limit: 10, resource: 'core' });
+    expect(seen[0]!.reset).toBeGreaterThan(now);
+    expect(seen[0]!.reset).toBeLessThanOrEqual(now + 3600 + 1);
+
+    const refused = await alice.post('/repos', { name: 'too-many' });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe('rate_limited');
+    expect(limits(refused.headers)).toMatchObject({ limit: 10, remaining: 0, used: 10 });
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(3600);
+    // GraphQL shares the budget: a spent token is refused there too, before anything runs.
+    const gql = await alice.graphql('mutation { createRepository(input: {name: "too-many"}) { id } }');
+    expect(gql.status).toBe(429);
+    expect(gql.errors?.[0]?.extensions.code).toBe('RATE_LIMITED');
+
+    // Nothing was created, and the budget is per token: another token of the same user still works.
+    const other = new Client(server, await createToken(admin, 'rl-alice', ['repo']));
+    const repos = await other.get('/repos?owner=rl-alice');
+    expect(repos.status).toBe(200);
+    expect(repos.body.total).toBe(0);
+    expect(limits(repos.headers).remaining).toBe(9);
+  });
+
+  test('unauthenticated answers carry no budget', async () => {
+    const res = await new Client(server, 'cairn_pat_nope').get('/repos');
+    expect(res.status).toBe(401);
+    expect(res.headers.get('x-ratelimit-limit')).toBeNull();
+  });
+
+  test('processes on one database share each budget', async () => {
+    const second = await CairnServer.start({ env: LIMITS, shareDatabaseWith: server });
+    try {
+      const carol = await freshUser('rl-carol');
+      for (let i = 0; i < 6; i++) expect((await carol.get('/repos')).status).toBe(200);
+      await sleep(1500); // counts are written and read back every 0.5 s
+      const there = new Client(second, carol.token);
+      const first = await there.get('/repos');
+      expect(limits(first.headers)).toMatchObject({ used: 7, remaining: 3 });
+      for (let i = 0; i < 3; i++) expect((await there.get('/repos')).status).toBe(200);
+      expect((await there.get('/repos')).status).toBe(429);
+      await sleep(1500);
+      expect((await carol.get('/repos')).status).toBe(429);
+    } finally {
+      await second.destroy(true);
+    }
+  });
+});
+
+describe('secondary limit on creating content', () => {
+  test('the fourth issue in a minute is refused with 429 and not created, by REST and by GraphQL aliases alike', async () => {
+    const owner = await createUser(admin, 'rl-owner');
+    const repo = (await owner.post('/repos', { name: 'limited' })).body.id;
+    const bob = await freshUser('rl-bob');
+    for (let i = 0; i < 3; i++) expect((await bob.post(`/repos/${repo}/issues`, { title: `issue ${i}` })).status).toBe(201);
+    const refused = await bob.post(`/repos/${repo}/issues`, { title: 'one too many' });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe('rate_limited');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+
+    const dave = await freshUser('rl-dave');
+    const aliases = Array.from(
+      { length: 5 },
+      (_, i) => `i${i}: createIssue(input: {repositoryId: "${repo}", title: "alias ${i}"}) { number }`,
+    );
+    const res = await dave.graphql(`mutation { ${aliases.join(' ')} }`);
+    // Mutations run in order: three are created, the fourth is refused (and, its field being non-null, ends the operation).
+    expect(res.errors?.[0]).toMatchObject({ extensions: { code: 'RATE_LIMITED' }, path: ['i3'] });
+
+    const listed = await owner.get(`/repos/${repo}/issues?state=all`);
+    expect(listed.body.total).toBe(6);
+    expect(listed.body.data.map((i: { title: string }) => i.title)).not.toContain('one too many');
+  });
+});
+
+describe('configuration', () => {
+  test('defaults: 5,000 requests per hour', async () => {
+    const plain = await CairnServer.start({ env: { CAIRN_RATE_LIMIT: '', CAIRN_RATE_LIMIT_CREATE: '' } });
+    try {
+      const res = await adminClient(plain).get('/repos');
+      expect(limits(res.headers)).toMatchObject({ limit: 5000, remaining: 4999, used: 1 });
+    } finally {
+      await plain.destroy();
+    }
+  });
+
+  test('0 turns a limit off; a bad value stops start-up naming the variable', async () => {
+    await expect(CairnServer.start({ env: { CAIRN_RATE_LIMIT: 'lots' } })).rejects.toThrow(/CAIRN_RATE_LIMIT/);
+    const unlimited = await CairnServer.start({ env: { CAIRN_RATE_LIMIT: '0' } });
+    try {
+      const res = await adminClient(unlimited).get('/repos');
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-ratelimit-limit')).toBeNull();
+    } finally {
+      await unlimited.destroy();
+    }
+  });
+});
