@@ -10,6 +10,7 @@ import { pushEventDrafts, type DescribedUpdate, type EventDraft, type GitActor }
 import { planRefUpdates, type RefUpdate, type ReportedUpdate } from './ref-updates.js';
 import { readDiskRefs, readRecordedRefs, saveRecordedRefs, ZERO_SHA, type RefMap } from './refs.js';
 import type { RepositoryLocks } from './repository-lock.js';
+import { gitFailedOn } from './run-git.js';
 import type { GitStorage } from './storage.js';
 
 /** What listeners are told, inside the recording transaction, when a repository's refs have changed. */
@@ -234,17 +235,64 @@ export class RefTransactions {
     if (await interruptedPush(client, repositoryId)) await this.replay(client, repositoryId);
   }
 
-  /** Records every difference between the recorded refs and the disk, as the journal entry (if any) describes it. */
+  /**
+   * Records every difference between the recorded refs and the disk, as the journal entry (if any)
+   * describes it. When git fails on the repository as it is (a commit whose tree is missing, say),
+   * trying again fails again, before every later change: the differences are then recorded without
+   * events (recordUndescribed), so no repository can be blocked for good.
+   */
   private async replay(client: pg.ClientBase, repositoryId: string): Promise<RefUpdateOutcome> {
     const interrupted = await interruptedPush(client, repositoryId);
-    return this.recordMoved(repositoryId, {
-      reported: [],
-      actor: null,
-      creditedUserId: interrupted?.userId ?? null,
-      unreported: 'outside',
-      note: interrupted?.note ?? null,
-      commitsNewTo: interrupted?.commitsNewTo ?? 'repository',
+    try {
+      return await this.recordMoved(repositoryId, {
+        reported: [],
+        actor: null,
+        creditedUserId: interrupted?.userId ?? null,
+        unreported: 'outside',
+        note: interrupted?.note ?? null,
+        commitsNewTo: interrupted?.commitsNewTo ?? 'repository',
+      });
+    } catch (error) {
+      if (!gitFailedOn(error)) throw error; // a passing failure (the database, a killed git): the journal keeps it for later
+      return this.recordUndescribed(repositoryId, error);
+    }
+  }
+
+  /**
+   * The refs as they are on disk become the recorded refs, with no events (git cannot describe the
+   * changes) and no listeners, and the journal entry is dropped; logged as an error naming the refs.
+   * When git cannot even list the refs, only the journal entry is dropped: the next change or
+   * start-up records what it finds once git can.
+   */
+  private async recordUndescribed(repositoryId: string, cause: unknown): Promise<RefUpdateOutcome> {
+    const em = this.orm.em.fork();
+    const disk = await readDiskRefs(this.git.pathFor(repositoryId)).catch((error: unknown) => {
+      if (gitFailedOn(error)) return null;
+      throw error;
     });
+    const updates: DescribedUpdate[] = [];
+    await em.transactional(async (tx) => {
+      if (disk) {
+        const recorded = await readRecordedRefs(tx, repositoryId);
+        for (const ref of [...new Set([...recorded.keys(), ...disk.keys()])].sort()) {
+          const before = recorded.get(ref) ?? ZERO_SHA;
+          const after = disk.get(ref) ?? ZERO_SHA;
+          if (before !== after) updates.push({ ref, before, after, cause: 'outside', forced: false });
+        }
+        await saveRecordedRefs(
+          tx,
+          repositoryId,
+          updates.map(({ ref, after }) => ({ ref, sha: after })),
+        );
+        await tx.execute('update repositories set empty = ? where id = ?', [disk.size === 0, repositoryId]);
+      }
+      await tx.execute('delete from git_push_journal where repository_id = ?', [repositoryId]);
+    });
+    this.log.error(
+      { err: cause, repositoryId, refs: updates.map((update) => update.ref), listed: disk !== null },
+      'ref changes git cannot describe recorded without events',
+    );
+    return { updates, events: 0 };
   }
 
   /** Refs that already moved: read and describe them before the transaction opens, keeping it short. */
