@@ -1,8 +1,36 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { ZERO_SHA } from './refs.js';
 
 /** Environment variable naming the file the post-receive hook writes a push's ref updates to. */
 export const PUSH_REPORT_ENV = 'CAIRN_PUSH_REPORT';
+
+/**
+ * `update`: git runs it once per ref of a push, before moving that ref; refusing refuses that ref
+ * only, so a push lands its other refs (as on GitHub), unless the client asked for `--atomic`.
+ * - A push writes branches and tags only (`refs/heads/*`, `refs/tags/*`): nothing else is served
+ *   as part of a repository, and other namespaces change how git reads it (`refs/replace/*`).
+ *   Deleting a ref outside them stays possible: only a ref left from before this rule can be there.
+ * - A new branch or tag may not be named so that git accepts it as a ref but not as a name on a
+ *   command line (`refs/heads/-x` reads as an option, `refs/heads/HEAD` shadows HEAD), as on GitHub.
+ * Its output reaches the pusher (`remote: ...`), and git prints the ref as `[remote rejected]`.
+ */
+const UPDATE = `#!/bin/sh
+# Cairn: refuses, one ref at a time, what a push may not write (src/git/hooks.ts).
+ref=$1
+new=$3
+refuse() {
+  printf 'Cairn: refusing %s: %s\\n' "$ref" "$1" >&2
+  exit 1
+}
+[ "$new" = "${ZERO_SHA}" ] && exit 0
+case "$ref" in
+  refs/heads/-*|refs/tags/-*|refs/heads/HEAD|refs/tags/HEAD)
+    refuse "a branch or tag name may not start with '-' or be HEAD" ;;
+  refs/heads/*|refs/tags/*) exit 0 ;;
+  *) refuse 'a push may only write branches (refs/heads/) and tags (refs/tags/)' ;;
+esac
+`;
 
 /**
  * `post-receive`: git runs it once the refs of a push are updated, with one
@@ -18,27 +46,6 @@ cat > "$${PUSH_REPORT_ENV}.tmp" && mv "$${PUSH_REPORT_ENV}.tmp" "$${PUSH_REPORT_
 `;
 
 /**
- * `pre-receive`: refuses the whole push when it would create a branch or tag
- * whose name git accepts as a ref but not as a name on a command line
- * (`refs/heads/-x` reads as an option, `refs/heads/HEAD` shadows HEAD), as
- * GitHub does. Deleting such a ref stays possible.
- */
-const PRE_RECEIVE = `#!/bin/sh
-# Cairn: refuses branch and tag names that cannot be used as names (src/git/hooks.ts).
-status=0
-while read -r old new ref; do
-  [ "$new" = "0000000000000000000000000000000000000000" ] && continue
-  case "$ref" in
-    refs/heads/-*|refs/tags/-*|refs/heads/HEAD|refs/tags/HEAD)
-      echo "Cairn: refusing $ref: a branch or tag name may not start with '-' or be HEAD" >&2
-      status=1
-      ;;
-  esac
-done
-exit $status
-`;
-
-/**
  * Writes Cairn's hooks into a directory of the data dir, shared by every
  * repository through `-c core.hooksPath=...` on each receive-pack run (no
  * per-repository hook files to keep up to date). Rewritten at every start.
@@ -46,8 +53,10 @@ exit $status
 export async function installHooks(dataDir: string): Promise<string> {
   const dir = path.join(dataDir, 'git-hooks');
   await fs.mkdir(dir, { recursive: true });
+  // Refusals were made here for the whole push before `update` made them per ref.
+  await fs.rm(path.join(dir, 'pre-receive'), { force: true });
   for (const [name, script] of [
-    ['pre-receive', PRE_RECEIVE],
+    ['update', UPDATE],
     ['post-receive', POST_RECEIVE],
   ] as const) {
     const file = path.join(dir, name);
