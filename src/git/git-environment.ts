@@ -7,9 +7,29 @@
  *   a forged commit in place of a real one, or (pointing an object at itself) make every git in the
  *   repository fail with "replace depth too high".
  * - `GIT_TERMINAL_PROMPT=0`: git never waits for a terminal.
+ * - The settings receive-pack offers clients (push options, signed pushes, see hooks.ts), set once at
+ *   start-up: git reads them as if given with `-c` (`GIT_CONFIG_COUNT`), so the advertisement
+ *   (`info/refs`) and the push that follows it offer the same capabilities.
  */
 const FIXED = { GIT_NO_REPLACE_OBJECTS: '1', GIT_TERMINAL_PROMPT: '0' } as const;
 
+let configured: Record<string, string> = {};
+
 export function serverGitEnvironment(): Record<string, string> {
-  return { ...FIXED };
+  return { ...configured, ...FIXED };
+}
+
+/** Sets the git settings (name → value) and environment variables of every git started from now on. */
+export function configureServerGit(settings: Record<string, string>, env: Record<string, string>): void {
+  const entries = Object.entries(settings);
+  configured = {
+    ...env,
+    GIT_CONFIG_COUNT: String(entries.length),
+    ...Object.fromEntries(
+      entries.flatMap(([name, value], i) => [
+        [`GIT_CONFIG_KEY_${i}`, name],
+        [`GIT_CONFIG_VALUE_${i}`, value],
+      ]),
+    ),
+  };
 }

@@ -1,9 +1,14 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { MAX_PUSH_OPTION_BYTES, MAX_PUSH_OPTIONS } from './push-details.js';
+import { configureReceive } from './receive-settings.js';
 import { ZERO_SHA } from './refs.js';
 
 /** Environment variable naming the file the post-receive hook writes a push's ref updates to. */
 export const PUSH_REPORT_ENV = 'CAIRN_PUSH_REPORT';
+
+/** The file beside the report that holds the push's options and certificate. */
+export const pushDetailsFile = (report: string) => `${report}.push`;
 
 /**
  * `update`: git runs it once per ref of a push, before moving that ref; refusing refuses that ref
@@ -33,30 +38,70 @@ esac
 `;
 
 /**
+ * `pre-receive`: refuses a whole push whose options (`git push -o`) are more or longer than its
+ * events carry. git bounds each option only by its packet size (64 KiB) and their number not at all.
+ */
+const PRE_RECEIVE = `#!/bin/sh
+# Cairn: refuses pushes with too many or too long push options (src/git/hooks.ts).
+LC_ALL=C
+export LC_ALL
+count=\${GIT_PUSH_OPTION_COUNT:-0}
+if [ "$count" -gt ${MAX_PUSH_OPTIONS} ]; then
+  echo "Cairn: refusing the push: it sends $count push options, at most ${MAX_PUSH_OPTIONS} are accepted" >&2
+  exit 1
+fi
+i=0
+while [ "$i" -lt "$count" ]; do
+  eval "option=\\$GIT_PUSH_OPTION_$i"
+  if [ "\${#option}" -gt ${MAX_PUSH_OPTION_BYTES} ]; then
+    echo "Cairn: refusing the push: push option $((i + 1)) is longer than ${MAX_PUSH_OPTION_BYTES} bytes" >&2
+    exit 1
+  fi
+  i=$((i + 1))
+done
+exit 0
+`;
+
+/**
  * `post-receive`: git runs it once the refs of a push are updated, with one
  * `<old> <new> <ref>` line per updated ref on stdin: the exact updates of
- * that push, whatever raced around it. It only saves them (atomically, so a
- * half-written report never exists); the service reads the file after
- * receive-pack exits and records the events.
+ * that push, whatever raced around it. It only saves them: first the push's
+ * options and certificate (NUL-terminated `name=value` records, see
+ * push-details.ts), then the updates, atomically, so the report's appearing
+ * says both are complete. The service reads them after receive-pack exits
+ * and records the events.
  */
 const POST_RECEIVE = `#!/bin/sh
-# Cairn: hands the ref updates of this push to the service (src/git/receive.ts).
-[ -n "$${PUSH_REPORT_ENV}" ] || exit 0
-cat > "$${PUSH_REPORT_ENV}.tmp" && mv "$${PUSH_REPORT_ENV}.tmp" "$${PUSH_REPORT_ENV}"
+# Cairn: hands what this push did to the service (src/git/receive.ts).
+report=$${PUSH_REPORT_ENV}
+[ -n "$report" ] || exit 0
+{
+  i=0
+  while [ "$i" -lt "\${GIT_PUSH_OPTION_COUNT:-0}" ]; do
+    eval "printf 'option=%s\\\\000' \\"\\$GIT_PUSH_OPTION_$i\\""
+    i=$((i + 1))
+  done
+  if [ -n "$GIT_PUSH_CERT" ]; then
+    printf 'cert.%s\\000' "id=$GIT_PUSH_CERT" "status=$GIT_PUSH_CERT_STATUS" "signer=$GIT_PUSH_CERT_SIGNER" \\
+      "key=$GIT_PUSH_CERT_KEY" "nonce_status=$GIT_PUSH_CERT_NONCE_STATUS"
+  fi
+} > "$report.push"
+cat > "$report.tmp" && mv "$report.tmp" "$report"
 `;
 
 /**
  * Writes Cairn's hooks into a directory of the data dir, shared by every
  * repository through `-c core.hooksPath=...` on each receive-pack run (no
- * per-repository hook files to keep up to date). Rewritten at every start.
+ * per-repository hook files to keep up to date), and sets up what they are
+ * handed (receive-settings.ts). Rewritten at every start.
  */
 export async function installHooks(dataDir: string): Promise<string> {
+  await configureReceive(dataDir);
   const dir = path.join(dataDir, 'git-hooks');
   await fs.mkdir(dir, { recursive: true });
-  // Refusals were made here for the whole push before `update` made them per ref.
-  await fs.rm(path.join(dir, 'pre-receive'), { force: true });
   for (const [name, script] of [
     ['update', UPDATE],
+    ['pre-receive', PRE_RECEIVE],
     ['post-receive', POST_RECEIVE],
   ] as const) {
     const file = path.join(dir, name);

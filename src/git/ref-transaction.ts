@@ -6,6 +6,7 @@ import type { Logger } from '../logger.js';
 import type { Repository } from '../repositories/repository.entity.js';
 import { findRepository } from '../repositories/repository.service.js';
 import { abandonPush, beginPush, interruptedPush, type CommitsNewTo } from './journal.js';
+import { NO_PUSH_DETAILS, type PushDetails } from './push-details.js';
 import { pushEventDrafts, type DescribedUpdate, type EventDraft, type GitActor } from './push-events.js';
 import { planRefUpdates, type RefUpdate, type ReportedUpdate } from './ref-updates.js';
 import { readDiskRefs, readRecordedRefs, saveRecordedRefs, ZERO_SHA, type RefMap } from './refs.js';
@@ -48,8 +49,8 @@ export interface RefUpdateRequest {
    * new to the branch each update moves (a merge, whose pull request commits were already pushed).
    */
   commitsNewTo?: CommitsNewTo;
-  /** Moves refs itself, outside the recording transaction (receive-pack), and returns what git reports it did. */
-  write?: () => Promise<ReportedUpdate[]>;
+  /** Moves refs itself, outside the recording transaction (receive-pack), and returns what git reports it did and what the push said beside it. */
+  write?: () => Promise<{ updates: ReportedUpdate[]; details: PushDetails }>;
   /**
    * Decides, inside the recording transaction, which refs move: it may lock rows and check what it
    * relies on, and throw to change nothing. The updates are then applied by compare-and-swap, all or
@@ -90,6 +91,8 @@ interface RecordInput {
   /** How to credit refs that differ on disk without a report: `push` while receive-pack ran under the lock (it may have died before reporting). */
   unreported: RefUpdate['cause'];
   note: unknown;
+  /** The options and certificate of the push that made the reported changes, for their `push` events. */
+  details: PushDetails;
   /** Record the refs without announcing them (a new repository's first commit). */
   silent?: boolean;
   commitsNewTo: CommitsNewTo;
@@ -153,12 +156,12 @@ export class RefTransactions {
       const entry = { userId: actor.id, note: request.note ?? null, commitsNewTo: request.commitsNewTo ?? 'repository' };
       await beginPush(lock.client, repositoryId, entry);
       progress.journaled = true;
-      const input = { actor, creditedUserId: null, note: entry.note, commitsNewTo: entry.commitsNewTo };
+      const input = { actor, creditedUserId: null, note: entry.note, commitsNewTo: entry.commitsNewTo, details: NO_PUSH_DETAILS };
       if (request.decide) return await this.recordDecided(repositoryId, input, request.decide, progress);
       progress.stage = 'moving';
-      const reported = request.write ? await request.write() : [];
+      const written = request.write ? await request.write() : { updates: [], details: NO_PUSH_DETAILS };
       progress.stage = 'moved';
-      return await this.recordMoved(repositoryId, { ...input, reported, unreported: 'push' });
+      return await this.recordMoved(repositoryId, { ...input, reported: written.updates, details: written.details, unreported: 'push' });
     } catch (error) {
       if (progress.stage === 'unmoved') {
         // Refused before any ref could move: this change's journal entry (never an earlier one's) describes nothing.
@@ -223,6 +226,7 @@ export class RefTransactions {
       creditedUserId: repository.owner.id,
       unreported: 'outside',
       note: null,
+      details: NO_PUSH_DETAILS,
       silent: true,
       commitsNewTo: 'repository',
     } as const;
@@ -250,6 +254,7 @@ export class RefTransactions {
         creditedUserId: interrupted?.userId ?? null,
         unreported: 'outside',
         note: interrupted?.note ?? null,
+        details: NO_PUSH_DETAILS,
         commitsNewTo: interrupted?.commitsNewTo ?? 'repository',
       });
     } catch (error) {
@@ -346,7 +351,7 @@ export class RefTransactions {
     const outside = await creditedUser(em, repository, input.creditedUserId);
     const actors = { push: input.actor ?? outside, outside };
     if (!plan.updates.length) return { repository, disk, updates: [], drafts: [], actors, newDefault: null };
-    const { drafts, updates } = await pushEventDrafts(dir, plan, actors, input.commitsNewTo);
+    const { drafts, updates } = await pushEventDrafts(dir, plan, actors, input.commitsNewTo, input.details);
     const wasEmpty = recorded.size === 0 && input.reported.every((update) => update.before === ZERO_SHA);
     const newDefault = wasEmpty ? defaultBranchAfterFirstPush(repository, disk, plan.updates) : null;
     return { repository, disk, updates, drafts: input.silent ? [] : drafts, actors, newDefault };
