@@ -1,5 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { serverGitEnvironment } from './git-environment.js';
 
 interface LaunchedGit {
   code: number | null;
@@ -42,7 +43,8 @@ class GitLauncher {
     return new Promise<LaunchedGit>((resolve, reject) => {
       if (this.pending.size === 0) channelOf(child)?.ref(); // a call in flight keeps the process alive, as a child would
       this.pending.set(id, { resolve, reject });
-      const { cwd, input, env, maxOutputBytes } = options;
+      const { cwd, input, maxOutputBytes } = options;
+      const env = { ...options.env, ...serverGitEnvironment() }; // last: no caller can turn replace objects back on
       child.send({ id, args, cwd, input, env, maxOutputBytes }, (error) => {
         if (error) this.settle(id)?.reject(error);
       });

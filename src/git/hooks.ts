@@ -1,52 +1,106 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { MAX_PUSH_OPTION_BYTES, MAX_PUSH_OPTIONS } from './push-details.js';
+import { configureReceive } from './receive-settings.js';
+import { ZERO_SHA } from './refs.js';
 
 /** Environment variable naming the file the post-receive hook writes a push's ref updates to. */
 export const PUSH_REPORT_ENV = 'CAIRN_PUSH_REPORT';
 
+/** The file beside the report that holds the push's options and certificate. */
+export const pushDetailsFile = (report: string) => `${report}.push`;
+
 /**
- * `post-receive`: git runs it once the refs of a push are updated, with one
- * `<old> <new> <ref>` line per updated ref on stdin: the exact updates of
- * that push, whatever raced around it. It only saves them (atomically, so a
- * half-written report never exists); the service reads the file after
- * receive-pack exits and records the events.
+ * `update`: git runs it once per ref of a push, before moving that ref; refusing refuses that ref
+ * only, so a push lands its other refs (as on GitHub), unless the client asked for `--atomic`.
+ * - A push writes branches and tags only (`refs/heads/*`, `refs/tags/*`): nothing else is served
+ *   as part of a repository, and other namespaces change how git reads it (`refs/replace/*`).
+ *   Deleting a ref outside them stays possible: only a ref left from before this rule can be there.
+ * - A new branch or tag may not be named so that git accepts it as a ref but not as a name on a
+ *   command line (`refs/heads/-x` reads as an option, `refs/heads/HEAD` shadows HEAD), as on GitHub.
+ * Its output reaches the pusher (`remote: ...`), and git prints the ref as `[remote rejected]`.
  */
-const POST_RECEIVE = `#!/bin/sh
-# Cairn: hands the ref updates of this push to the service (src/git/receive.ts).
-[ -n "$${PUSH_REPORT_ENV}" ] || exit 0
-cat > "$${PUSH_REPORT_ENV}.tmp" && mv "$${PUSH_REPORT_ENV}.tmp" "$${PUSH_REPORT_ENV}"
+const UPDATE = `#!/bin/sh
+# Cairn: refuses, one ref at a time, what a push may not write (src/git/hooks.ts).
+ref=$1
+new=$3
+refuse() {
+  printf 'Cairn: refusing %s: %s\\n' "$ref" "$1" >&2
+  exit 1
+}
+[ "$new" = "${ZERO_SHA}" ] && exit 0
+case "$ref" in
+  refs/heads/-*|refs/tags/-*|refs/heads/HEAD|refs/tags/HEAD)
+    refuse "a branch or tag name may not start with '-' or be HEAD" ;;
+  refs/heads/*|refs/tags/*) exit 0 ;;
+  *) refuse 'a push may only write branches (refs/heads/) and tags (refs/tags/)' ;;
+esac
 `;
 
 /**
- * `pre-receive`: refuses the whole push when it would create a branch or tag
- * whose name git accepts as a ref but not as a name on a command line
- * (`refs/heads/-x` reads as an option, `refs/heads/HEAD` shadows HEAD), as
- * GitHub does. Deleting such a ref stays possible.
+ * `pre-receive`: refuses a whole push whose options (`git push -o`) are more or longer than its
+ * events carry. git bounds each option only by its packet size (64 KiB) and their number not at all.
  */
 const PRE_RECEIVE = `#!/bin/sh
-# Cairn: refuses branch and tag names that cannot be used as names (src/git/hooks.ts).
-status=0
-while read -r old new ref; do
-  [ "$new" = "0000000000000000000000000000000000000000" ] && continue
-  case "$ref" in
-    refs/heads/-*|refs/tags/-*|refs/heads/HEAD|refs/tags/HEAD)
-      echo "Cairn: refusing $ref: a branch or tag name may not start with '-' or be HEAD" >&2
-      status=1
-      ;;
-  esac
+# Cairn: refuses pushes with too many or too long push options (src/git/hooks.ts).
+LC_ALL=C
+export LC_ALL
+count=\${GIT_PUSH_OPTION_COUNT:-0}
+if [ "$count" -gt ${MAX_PUSH_OPTIONS} ]; then
+  echo "Cairn: refusing the push: it sends $count push options, at most ${MAX_PUSH_OPTIONS} are accepted" >&2
+  exit 1
+fi
+i=0
+while [ "$i" -lt "$count" ]; do
+  eval "option=\\$GIT_PUSH_OPTION_$i"
+  if [ "\${#option}" -gt ${MAX_PUSH_OPTION_BYTES} ]; then
+    echo "Cairn: refusing the push: push option $((i + 1)) is longer than ${MAX_PUSH_OPTION_BYTES} bytes" >&2
+    exit 1
+  fi
+  i=$((i + 1))
 done
-exit $status
+exit 0
+`;
+
+/**
+ * `post-receive`: git runs it once the refs of a push are updated, with one
+ * `<old> <new> <ref>` line per updated ref on stdin: the exact updates of
+ * that push, whatever raced around it. It only saves them: first the push's
+ * options and certificate (NUL-terminated `name=value` records, see
+ * push-details.ts), then the updates, atomically, so the report's appearing
+ * says both are complete. The service reads them after receive-pack exits
+ * and records the events.
+ */
+const POST_RECEIVE = `#!/bin/sh
+# Cairn: hands what this push did to the service (src/git/receive.ts).
+report=$${PUSH_REPORT_ENV}
+[ -n "$report" ] || exit 0
+{
+  i=0
+  while [ "$i" -lt "\${GIT_PUSH_OPTION_COUNT:-0}" ]; do
+    eval "printf 'option=%s\\\\000' \\"\\$GIT_PUSH_OPTION_$i\\""
+    i=$((i + 1))
+  done
+  if [ -n "$GIT_PUSH_CERT" ]; then
+    printf 'cert.%s\\000' "id=$GIT_PUSH_CERT" "status=$GIT_PUSH_CERT_STATUS" "signer=$GIT_PUSH_CERT_SIGNER" \\
+      "key=$GIT_PUSH_CERT_KEY" "nonce_status=$GIT_PUSH_CERT_NONCE_STATUS"
+  fi
+} > "$report.push"
+cat > "$report.tmp" && mv "$report.tmp" "$report"
 `;
 
 /**
  * Writes Cairn's hooks into a directory of the data dir, shared by every
  * repository through `-c core.hooksPath=...` on each receive-pack run (no
- * per-repository hook files to keep up to date). Rewritten at every start.
+ * per-repository hook files to keep up to date), and sets up what they are
+ * handed (receive-settings.ts). Rewritten at every start.
  */
 export async function installHooks(dataDir: string): Promise<string> {
+  await configureReceive(dataDir);
   const dir = path.join(dataDir, 'git-hooks');
   await fs.mkdir(dir, { recursive: true });
   for (const [name, script] of [
+    ['update', UPDATE],
     ['pre-receive', PRE_RECEIVE],
     ['post-receive', POST_RECEIVE],
   ] as const) {

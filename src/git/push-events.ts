@@ -1,5 +1,6 @@
 import { mapLimit } from './concurrency.js';
 import type { CommitsNewTo } from './journal.js';
+import { NO_PUSH_DETAILS, type PushCertificate, type PushDetails } from './push-details.js';
 import { describeCommits, hasNewCommits, isAncestor, newCommits, peelToCommits, type PushCommit } from './commits.js';
 import type { RefUpdate, RefUpdatePlan } from './ref-updates.js';
 import { ZERO_SHA } from './refs.js';
@@ -11,7 +12,11 @@ export interface GitActor {
   email: string;
 }
 
-/** `push`: ref, before, after, commits and pusher, plus `created`, `deleted`, `forced`, `head_commit`, `total_commits`. */
+/**
+ * `push`: ref, before, after, commits and pusher, plus `created`, `deleted`, `forced`, `head_commit`,
+ * `total_commits`, and what the push said beside its refs: `push_options` (`git push -o`) and
+ * `push_certificate` (`git push --signed`).
+ */
 interface PushFields {
   ref: string;
   before: string;
@@ -23,6 +28,8 @@ interface PushFields {
   commits: PushCommit[];
   head_commit: PushCommit | null;
   pusher: { name: string; email: string };
+  push_options: string[];
+  push_certificate: PushCertificate | null;
 }
 
 /** `branch_create`, `branch_delete`, `tag_create`, `tag_delete`. */
@@ -80,6 +87,7 @@ export async function pushEventDrafts(
   plan: RefUpdatePlan,
   actors: { push: GitActor; outside: GitActor },
   newTo: CommitsNewTo = 'repository',
+  details: PushDetails = NO_PUSH_DETAILS,
 ): Promise<{ drafts: EventDraft[]; updates: DescribedUpdate[] }> {
   const { updates, previousTips } = plan;
   const peeled = await peelToCommits(
@@ -143,6 +151,9 @@ export async function pushEventDrafts(
         commits: listed.shas.map((sha) => described.get(sha)).filter((commit): commit is PushCommit => !!commit),
         head_commit: head ? (described.get(head) ?? null) : null,
         pusher: { name: actor.login, email: actor.email },
+        // Only the refs the push itself moved carry what it said; changes found beside it carry nothing.
+        push_options: update.cause === 'push' ? details.options : [],
+        push_certificate: update.cause === 'push' ? details.certificate : null,
       },
     });
     if (kind && deleted) drafts.push(refEvent('delete', update.before));

@@ -5,10 +5,11 @@ import path from 'node:path';
 import type { Principal } from '../principal.js';
 import { DomainError } from '../errors/domain-error.js';
 import type { Repository } from '../repositories/repository.entity.js';
-import { PUSH_REPORT_ENV } from './hooks.js';
+import { PUSH_REPORT_ENV, pushDetailsFile } from './hooks.js';
 import type { GitHosting } from './hosting.js';
 import type { GitHttp } from './git-http.js';
 import { finishGitResponse, sendGitAnswer } from './http-answers.js';
+import { NO_PUSH_DETAILS, parsePushDetails } from './push-details.js';
 import { parseReport } from './ref-updates.js';
 import { runRpc, type ServiceRun } from './transport.js';
 
@@ -50,7 +51,7 @@ export async function receivePack(
       waitMs: PUSH_LOCK_WAIT_MS,
       signal: gone.signal,
       write: async () => {
-        if (gone.signal.aborted) return []; // nobody is left to push: do not even start git
+        if (gone.signal.aborted) return { updates: [], details: NO_PUSH_DETAILS }; // nobody is left to push: do not even start git
         run = await runRpc(req, res, {
           service: 'receive-pack',
           dir: services.git.pathFor(repo.id),
@@ -71,7 +72,11 @@ export async function receivePack(
         });
         received = performance.now();
         if (run.code !== 0) services.log.warn({ repositoryId: repo.id, code: run.code, stderr: run.stderr }, 'receive-pack failed');
-        return parseReport(await fs.readFile(report, 'utf8').catch(() => ''));
+        const [updates, details] = await Promise.all([
+          fs.readFile(report, 'utf8').catch(() => ''),
+          fs.readFile(pushDetailsFile(report), 'utf8').catch(() => ''),
+        ]);
+        return { updates: parseReport(updates), details: parsePushDetails(details) };
       },
     });
     if (!outcome) {
@@ -101,6 +106,8 @@ export async function receivePack(
     else res.destroy();
   } finally {
     res.off('close', onClose);
-    await Promise.all([fs.rm(report, { force: true }), fs.rm(`${report}.tmp`, { force: true })]).catch(() => undefined);
+    await Promise.all([report, `${report}.tmp`, pushDetailsFile(report)].map((file) => fs.rm(file, { force: true }))).catch(
+      () => undefined,
+    );
   }
 }

@@ -6,10 +6,12 @@ import type { Logger } from '../logger.js';
 import type { Repository } from '../repositories/repository.entity.js';
 import { findRepository } from '../repositories/repository.service.js';
 import { abandonPush, beginPush, interruptedPush, type CommitsNewTo } from './journal.js';
+import { NO_PUSH_DETAILS, type PushDetails } from './push-details.js';
 import { pushEventDrafts, type DescribedUpdate, type EventDraft, type GitActor } from './push-events.js';
 import { planRefUpdates, type RefUpdate, type ReportedUpdate } from './ref-updates.js';
 import { readDiskRefs, readRecordedRefs, saveRecordedRefs, ZERO_SHA, type RefMap } from './refs.js';
 import type { RepositoryLocks } from './repository-lock.js';
+import { gitFailedOn } from './run-git.js';
 import type { GitStorage } from './storage.js';
 
 /** What listeners are told, inside the recording transaction, when a repository's refs have changed. */
@@ -47,8 +49,8 @@ export interface RefUpdateRequest {
    * new to the branch each update moves (a merge, whose pull request commits were already pushed).
    */
   commitsNewTo?: CommitsNewTo;
-  /** Moves refs itself, outside the recording transaction (receive-pack), and returns what git reports it did. */
-  write?: () => Promise<ReportedUpdate[]>;
+  /** Moves refs itself, outside the recording transaction (receive-pack), and returns what git reports it did and what the push said beside it. */
+  write?: () => Promise<{ updates: ReportedUpdate[]; details: PushDetails }>;
   /**
    * Decides, inside the recording transaction, which refs move: it may lock rows and check what it
    * relies on, and throw to change nothing. The updates are then applied by compare-and-swap, all or
@@ -89,6 +91,8 @@ interface RecordInput {
   /** How to credit refs that differ on disk without a report: `push` while receive-pack ran under the lock (it may have died before reporting). */
   unreported: RefUpdate['cause'];
   note: unknown;
+  /** The options and certificate of the push that made the reported changes, for their `push` events. */
+  details: PushDetails;
   /** Record the refs without announcing them (a new repository's first commit). */
   silent?: boolean;
   commitsNewTo: CommitsNewTo;
@@ -152,12 +156,12 @@ export class RefTransactions {
       const entry = { userId: actor.id, note: request.note ?? null, commitsNewTo: request.commitsNewTo ?? 'repository' };
       await beginPush(lock.client, repositoryId, entry);
       progress.journaled = true;
-      const input = { actor, creditedUserId: null, note: entry.note, commitsNewTo: entry.commitsNewTo };
+      const input = { actor, creditedUserId: null, note: entry.note, commitsNewTo: entry.commitsNewTo, details: NO_PUSH_DETAILS };
       if (request.decide) return await this.recordDecided(repositoryId, input, request.decide, progress);
       progress.stage = 'moving';
-      const reported = request.write ? await request.write() : [];
+      const written = request.write ? await request.write() : { updates: [], details: NO_PUSH_DETAILS };
       progress.stage = 'moved';
-      return await this.recordMoved(repositoryId, { ...input, reported, unreported: 'push' });
+      return await this.recordMoved(repositoryId, { ...input, reported: written.updates, details: written.details, unreported: 'push' });
     } catch (error) {
       if (progress.stage === 'unmoved') {
         // Refused before any ref could move: this change's journal entry (never an earlier one's) describes nothing.
@@ -222,6 +226,7 @@ export class RefTransactions {
       creditedUserId: repository.owner.id,
       unreported: 'outside',
       note: null,
+      details: NO_PUSH_DETAILS,
       silent: true,
       commitsNewTo: 'repository',
     } as const;
@@ -234,17 +239,65 @@ export class RefTransactions {
     if (await interruptedPush(client, repositoryId)) await this.replay(client, repositoryId);
   }
 
-  /** Records every difference between the recorded refs and the disk, as the journal entry (if any) describes it. */
+  /**
+   * Records every difference between the recorded refs and the disk, as the journal entry (if any)
+   * describes it. When git fails on the repository as it is (a commit whose tree is missing, say),
+   * trying again fails again, before every later change: the differences are then recorded without
+   * events (recordUndescribed), so no repository can be blocked for good.
+   */
   private async replay(client: pg.ClientBase, repositoryId: string): Promise<RefUpdateOutcome> {
     const interrupted = await interruptedPush(client, repositoryId);
-    return this.recordMoved(repositoryId, {
-      reported: [],
-      actor: null,
-      creditedUserId: interrupted?.userId ?? null,
-      unreported: 'outside',
-      note: interrupted?.note ?? null,
-      commitsNewTo: interrupted?.commitsNewTo ?? 'repository',
+    try {
+      return await this.recordMoved(repositoryId, {
+        reported: [],
+        actor: null,
+        creditedUserId: interrupted?.userId ?? null,
+        unreported: 'outside',
+        note: interrupted?.note ?? null,
+        details: NO_PUSH_DETAILS,
+        commitsNewTo: interrupted?.commitsNewTo ?? 'repository',
+      });
+    } catch (error) {
+      if (!gitFailedOn(error)) throw error; // a passing failure (the database, a killed git): the journal keeps it for later
+      return this.recordUndescribed(repositoryId, error);
+    }
+  }
+
+  /**
+   * The refs as they are on disk become the recorded refs, with no events (git cannot describe the
+   * changes) and no listeners, and the journal entry is dropped; logged as an error naming the refs.
+   * When git cannot even list the refs, only the journal entry is dropped: the next change or
+   * start-up records what it finds once git can.
+   */
+  private async recordUndescribed(repositoryId: string, cause: unknown): Promise<RefUpdateOutcome> {
+    const em = this.orm.em.fork();
+    const disk = await readDiskRefs(this.git.pathFor(repositoryId)).catch((error: unknown) => {
+      if (gitFailedOn(error)) return null;
+      throw error;
     });
+    const updates: DescribedUpdate[] = [];
+    await em.transactional(async (tx) => {
+      if (disk) {
+        const recorded = await readRecordedRefs(tx, repositoryId);
+        for (const ref of [...new Set([...recorded.keys(), ...disk.keys()])].sort()) {
+          const before = recorded.get(ref) ?? ZERO_SHA;
+          const after = disk.get(ref) ?? ZERO_SHA;
+          if (before !== after) updates.push({ ref, before, after, cause: 'outside', forced: false });
+        }
+        await saveRecordedRefs(
+          tx,
+          repositoryId,
+          updates.map(({ ref, after }) => ({ ref, sha: after })),
+        );
+        await tx.execute('update repositories set empty = ? where id = ?', [disk.size === 0, repositoryId]);
+      }
+      await tx.execute('delete from git_push_journal where repository_id = ?', [repositoryId]);
+    });
+    this.log.error(
+      { err: cause, repositoryId, refs: updates.map((update) => update.ref), listed: disk !== null },
+      'ref changes git cannot describe recorded without events',
+    );
+    return { updates, events: 0 };
   }
 
   /** Refs that already moved: read and describe them before the transaction opens, keeping it short. */
@@ -298,7 +351,7 @@ export class RefTransactions {
     const outside = await creditedUser(em, repository, input.creditedUserId);
     const actors = { push: input.actor ?? outside, outside };
     if (!plan.updates.length) return { repository, disk, updates: [], drafts: [], actors, newDefault: null };
-    const { drafts, updates } = await pushEventDrafts(dir, plan, actors, input.commitsNewTo);
+    const { drafts, updates } = await pushEventDrafts(dir, plan, actors, input.commitsNewTo, input.details);
     const wasEmpty = recorded.size === 0 && input.reported.every((update) => update.before === ZERO_SHA);
     const newDefault = wasEmpty ? defaultBranchAfterFirstPush(repository, disk, plan.updates) : null;
     return { repository, disk, updates, drafts: input.silent ? [] : drafts, actors, newDefault };

@@ -28,6 +28,14 @@ export class GitCommandError extends Error {
   }
 }
 
+/**
+ * Whether git ran and failed on the repository as it is (a missing object, output past its bound),
+ * rather than being killed or not starting: trying the same command again fails again.
+ */
+export function gitFailedOn(error: unknown): boolean {
+  return error instanceof GitOutputTooLarge || (error instanceof GitCommandError && error.code !== null);
+}
+
 /** A command wrote more than it was allowed to keep in memory; it was stopped. */
 class GitOutputTooLarge extends GitCommandError {
   constructor(args: string[], limit: number) {

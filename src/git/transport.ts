@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Transform, type TransformCallback } from 'node:stream';
 import zlib from 'node:zlib';
 import { DomainError } from '../errors/domain-error.js';
+import { serverGitEnvironment } from './git-environment.js';
 
 /** The two smart-protocol services git clients ask for. */
 export type GitService = 'upload-pack' | 'receive-pack';
@@ -63,7 +64,7 @@ function spawnService(options: SpawnOptions, extraArgs: string[]): ChildProcessW
   return spawn('git', args, {
     env: {
       ...gitEnvironment,
-      GIT_TERMINAL_PROMPT: '0',
+      ...serverGitEnvironment(),
       ...(options.gitProtocol ? { GIT_PROTOCOL: options.gitProtocol } : {}),
       ...options.env,
     },

@@ -1,0 +1,35 @@
+/**
+ * The environment of every git the service starts: through the launcher (git-launcher-host.ts), the
+ * wire protocol's own processes (transport.ts), and so the hooks receive-pack runs.
+ *
+ * - `GIT_NO_REPLACE_OBJECTS`: an object id always means that object. A `refs/replace/<id>` ref tells
+ *   git to read another object in its place; honoured on a server, a writer's replace ref could show
+ *   a forged commit in place of a real one, or (pointing an object at itself) make every git in the
+ *   repository fail with "replace depth too high".
+ * - `GIT_TERMINAL_PROMPT=0`: git never waits for a terminal.
+ * - The settings receive-pack offers clients (push options, signed pushes, see hooks.ts), set once at
+ *   start-up: git reads them as if given with `-c` (`GIT_CONFIG_COUNT`), so the advertisement
+ *   (`info/refs`) and the push that follows it offer the same capabilities.
+ */
+const FIXED = { GIT_NO_REPLACE_OBJECTS: '1', GIT_TERMINAL_PROMPT: '0' } as const;
+
+let configured: Record<string, string> = {};
+
+export function serverGitEnvironment(): Record<string, string> {
+  return { ...configured, ...FIXED };
+}
+
+/** Sets the git settings (name → value) and environment variables of every git started from now on. */
+export function configureServerGit(settings: Record<string, string>, env: Record<string, string>): void {
+  const entries = Object.entries(settings);
+  configured = {
+    ...env,
+    GIT_CONFIG_COUNT: String(entries.length),
+    ...Object.fromEntries(
+      entries.flatMap(([name, value], i) => [
+        [`GIT_CONFIG_KEY_${i}`, name],
+        [`GIT_CONFIG_VALUE_${i}`, value],
+      ]),
+    ),
+  };
+}
