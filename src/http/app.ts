@@ -1,5 +1,6 @@
 import { expressMiddleware } from '@as-integrations/express5';
 import type { ApolloServer } from '@apollo/server';
+import { tokenLimit } from '../graphql/token-limit.js';
 import express, { type Express, type Response, type Router } from 'express';
 import type { Logger } from '../logger.js';
 import { requireToken, type Authenticate } from './authenticate.js';
@@ -66,6 +67,7 @@ export function createApp<C extends object>({
     '/graphql',
     requireToken(authenticate, sendGraphQLError),
     express.json({ limit: MAX_BODY_BYTES }),
+    tokenLimit(sendGraphQLError),
     expressMiddleware(apollo, { context: async ({ res }) => context(res) }),
   );
 
