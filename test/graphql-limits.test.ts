@@ -1,3 +1,4 @@
+import { Client as UrqlClient, fetchExchange, gql } from '@urql/core';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import {
@@ -18,7 +19,7 @@ import { CairnServer, ROOT, sleep } from './support/server.js';
 /**
  * What a GraphQL document may ask for: every hostile document is refused (400 BAD_REQUEST, a
  * message naming the limit) or answered within a second while the process keeps answering
- * /healthz; the standard introspection query passes.
+ * /healthz; the standard introspection query passes; queries may come over GET.
  */
 let server: CairnServer;
 let user: Client & { login: string };
@@ -181,5 +182,83 @@ describe('introspection', () => {
     );
     expect(twice.status).toBe(400);
     expect(twice.errors![0].message).toMatch(/query cost \d+ exceeds the limit of 20000/);
+  });
+});
+
+describe('GraphQL over GET', () => {
+  test('urql sends queries over GET by default, behind the bearer token and the same limits', async () => {
+    const methods: string[] = [];
+    const urql = new UrqlClient({
+      url: `${server.url}/graphql`,
+      exchanges: [fetchExchange],
+      fetchOptions: { headers: { authorization: `Bearer ${user.token}` } },
+      fetch: (input, init) => {
+        methods.push(init?.method ?? 'GET');
+        return fetch(input, init);
+      },
+    });
+    const created = await urql
+      .mutation(
+        gql`
+          mutation ($name: String!) {
+            createRepository(input: { name: $name }) {
+              id
+            }
+          }
+        `,
+        { name: 'over-get' },
+      )
+      .toPromise();
+    expect(created.error).toBeUndefined();
+    const id = created.data.createRepository.id;
+    const read = await urql
+      .query(
+        gql`
+          query ($id: ID!) {
+            repository(id: $id) {
+              name
+              owner {
+                login
+              }
+            }
+          }
+        `,
+        { id },
+      )
+      .toPromise();
+    expect(read.error).toBeUndefined();
+    expect(read.data.repository).toMatchObject({ name: 'over-get', owner: { login: 'limits' } });
+    expect(methods).toEqual(['POST', 'GET']);
+
+    const tooMany = await urql.query(gql`{ ${repeat(31, (i) => `a${i}: viewer { login }`)} }`, {}).toPromise();
+    expect(methods[2]).toBe('GET');
+    expect(tooMany.error?.graphQLErrors[0]).toMatchObject({
+      message: expect.stringMatching(/31 aliases/),
+      extensions: { code: 'BAD_REQUEST' },
+    });
+
+    const anonymous = await fetch(`${server.url}/graphql?query=${encodeURIComponent('{ viewer { login } }')}`);
+    expect(anonymous.status).toBe(401);
+  });
+
+  test('a mutation over GET is 405 and runs nothing; a POST a browser may send cross-site runs nothing either', async () => {
+    const tokens = async () => (await user.gql('{ accessTokens { id } }')).accessTokens.length;
+    const before = await tokens();
+    const mutation = 'mutation { createAccessToken(input: {name: "over-get", scopes: ["repo"]}) { token } }';
+    const overGet = await fetch(`${server.url}/graphql?query=${encodeURIComponent(mutation)}`, {
+      headers: { authorization: `Bearer ${user.token}` },
+    });
+    expect(overGet.status).toBe(405);
+    expect(overGet.headers.get('allow')).toBe('POST');
+    const refusal = (await overGet.json()) as { errors: Array<{ extensions: { code: string } }> };
+    expect(refusal.errors[0]!.extensions.code).toBe('BAD_REQUEST');
+    for (const contentType of ['text/plain', 'application/x-www-form-urlencoded']) {
+      const simple = await user.request('POST', '/graphql', {
+        raw: JSON.stringify({ query: mutation }),
+        headers: { 'content-type': contentType },
+      });
+      expect(simple.status).toBe(400);
+    }
+    expect(await tokens()).toBe(before);
   });
 });

@@ -59,6 +59,13 @@ export async function startApollo<C extends object>(schema: GraphQLSchema, log: 
     introspection: true, // every /graphql request is authenticated before Apollo sees it
     includeStacktraceInErrorResponses: false,
     stopOnTerminationSignals: false, // the service stops Apollo itself, in order (it would re-raise the signal)
+    // GraphQL over GET, for queries (Apollo answers a mutation over GET 405, Allow: POST). Apollo's
+    // CSRF prevention refuses every GET without a header that forces a CORS preflight, which is
+    // every GET a client such as urql sends. It guards against requests a browser sends with
+    // ambient credentials (cookies, HTTP authentication); Cairn reads none: /graphql answers only a
+    // request with an `Authorization: Bearer` token, which a browser never adds by itself, and a
+    // cross-site page can add it only through a preflight that Cairn does not grant.
+    csrfPrevention: false,
     // Apollo's own count of the selections once fragments are expanded, memoised per fragment: a
     // fragment bomb is refused here, in linear time. Given this limit, Apollo runs the rules below
     // in a second pass, over documents that passed GraphQL's own rules and this one.
