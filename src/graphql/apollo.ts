@@ -4,7 +4,7 @@ import { GraphQLError, Kind, type GraphQLFormattedError, type GraphQLSchema } fr
 import type { Logger } from '../logger.js';
 import { ANSWERS } from '../errors/answers.js';
 import { DomainError } from '../errors/domain-error.js';
-import { costLimit } from './cost.js';
+import { costLimit, type OperationCostHook } from './cost.js';
 import { MAX_SELECTIONS, validationLimits } from './limits.js';
 import { domainErrorOf } from './request-error.js';
 
@@ -53,7 +53,16 @@ function tooManySelections(formatted: GraphQLFormattedError): DomainError | null
   );
 }
 
-export async function startApollo<C extends object>(schema: GraphQLSchema, log: Logger): Promise<ApolloServer<C>> {
+export interface ApolloOptions<C> {
+  /** Told each operation's cost before it runs; may refuse it with a DomainError (cost.ts). */
+  onOperationCost?: OperationCostHook<C>;
+}
+
+export async function startApollo<C extends object>(
+  schema: GraphQLSchema,
+  log: Logger,
+  options: ApolloOptions<C> = {},
+): Promise<ApolloServer<C>> {
   const apollo = new ApolloServer<C>({
     schema,
     introspection: true, // every /graphql request is authenticated before Apollo sees it
@@ -72,7 +81,7 @@ export async function startApollo<C extends object>(schema: GraphQLSchema, log: 
     maxRecursiveSelections: MAX_SELECTIONS,
     validationRules: validationLimits(),
     formatError: (formatted, error) => maskError(formatted, error, log),
-    plugins: [costLimit<C>(schema)],
+    plugins: [costLimit<C>(schema, options.onOperationCost)],
   });
   await apollo.start();
   return apollo;

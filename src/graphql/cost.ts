@@ -2,9 +2,10 @@ import type { ApolloServerPlugin } from '@apollo/server';
 import { getNullableType, GraphQLError, isListType, type DocumentNode, type GraphQLObjectType, type GraphQLSchema } from 'graphql';
 import { createRequire } from 'node:module';
 import type { ComplexityEstimator, getComplexity as GetComplexity } from 'graphql-query-complexity';
+import { DomainError } from '../errors/domain-error.js';
 import { MAX_COST, MAX_SELECTIONS } from './limits.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from './pagination.js';
-import { limitError } from './request-error.js';
+import { limitError, requestError } from './request-error.js';
 
 // Its ESM build imports `graphql/index.mjs`, a second graphql instance beside the CommonJS one
 // every other package resolves to; its CommonJS build shares theirs.
@@ -60,12 +61,23 @@ function operationCost(
   });
 }
 
-/** Apollo plugin: costs each operation once and refuses it over MAX_COST. */
-export function costLimit<C extends object>(schema: GraphQLSchema): ApolloServerPlugin<C> {
+/**
+ * Told the cost of each operation once, after it is costed and within the cost limit, before it
+ * runs (introspection included). A DomainError it throws refuses the operation with the table's
+ * answer (RATE_LIMITED: 429). Introspection alone may cost 0: it counts only the size of its lists.
+ */
+export type OperationCostHook<C> = (
+  contextValue: C,
+  cost: number,
+  operationType: 'query' | 'mutation' | 'subscription',
+) => void | Promise<void>;
+
+/** Apollo plugin: costs each operation once, refuses it over MAX_COST, then tells `onOperationCost`. */
+export function costLimit<C extends object>(schema: GraphQLSchema, onOperationCost?: OperationCostHook<C>): ApolloServerPlugin<C> {
   return {
     async requestDidStart() {
       return {
-        async didResolveOperation({ request, document, operation }) {
+        async didResolveOperation({ request, document, operation, contextValue }) {
           if (!operation) return; // no such operation in the document: Apollo refuses it next
           let cost: number;
           try {
@@ -77,6 +89,11 @@ export function costLimit<C extends object>(schema: GraphQLSchema): ApolloServer
             throw new GraphQLError(error.message, { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } });
           }
           if (cost > MAX_COST) throw limitError(`query cost ${cost} exceeds the limit of ${MAX_COST}`);
+          try {
+            await onOperationCost?.(contextValue, cost, operation.operation);
+          } catch (error) {
+            throw error instanceof DomainError ? requestError(error) : error;
+          }
         },
       };
     },

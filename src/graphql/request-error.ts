@@ -8,7 +8,7 @@ import { DomainError } from '../errors/domain-error.js';
  * the table's HTTP status, carrying the DomainError so that the answer (its `extensions.code`)
  * comes from the table too (`domainErrorOf`).
  */
-function requestError(error: DomainError): GraphQLError {
+export function requestError(error: DomainError): GraphQLError {
   return new GraphQLError(error.message, { originalError: error, extensions: { http: { status: ANSWERS[error.code].status } } });
 }
 
