@@ -1,10 +1,12 @@
-import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
-import { unwrapResolverError } from '@apollo/server/errors';
+import { ApolloServer } from '@apollo/server';
+import { ApolloServerValidationErrorCode, unwrapResolverError } from '@apollo/server/errors';
 import { GraphQLError, Kind, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import type { Logger } from '../logger.js';
 import { ANSWERS } from '../errors/answers.js';
 import { DomainError } from '../errors/domain-error.js';
-import { depthLimit, MAX_COST, MAX_DEPTH, operationCost } from './limits.js';
+import { costLimit, type OperationCostHook } from './cost.js';
+import { MAX_SELECTIONS, validationLimits } from './limits.js';
+import { domainErrorOf } from './request-error.js';
 
 /** Codes that carry a message meant for the client; anything else is masked as INTERNAL. */
 const CLIENT_CODES = new Set([
@@ -18,22 +20,23 @@ const CLIENT_CODES = new Set([
 ]);
 
 /**
- * How GraphQL answers an error: a use case's DomainError by the one table (its
- * `extensions.code`, and `details` for invalid fields); GraphQL's own client
- * errors pass through; anything unexpected is logged and reduced to a
+ * How GraphQL answers an error: a DomainError — a use case's, or a limit's or a plugin's refusal
+ * before execution — by the one table (its `extensions.code`, and `details` for invalid fields);
+ * GraphQL's own client errors pass through; anything unexpected is logged and reduced to a
  * stack-less INTERNAL error.
  */
 function maskError(formatted: GraphQLFormattedError, error: unknown, log: Logger): GraphQLFormattedError {
-  const original = unwrapResolverError(error);
-  if (original instanceof DomainError) {
-    const extensions = { code: ANSWERS[original.code].graphql, ...(original.details.length ? { details: original.details } : {}) };
-    return { message: original.message, locations: formatted.locations, path: formatted.path, extensions };
+  const domain = domainErrorOf(error) ?? tooManySelections(formatted);
+  if (domain) {
+    const extensions = { code: ANSWERS[domain.code].graphql, ...(domain.details.length ? { details: domain.details } : {}) };
+    return { message: domain.message, locations: formatted.locations, path: formatted.path, extensions };
   }
   const code = formatted.extensions?.code;
   if (typeof code === 'string' && CLIENT_CODES.has(code)) {
     return { message: formatted.message, locations: formatted.locations, path: formatted.path, extensions: { code } };
   }
   // A variable of the wrong type: the error points at the variable's definition, not at a resolver.
+  const original = unwrapResolverError(error);
   if (original instanceof GraphQLError && original.nodes?.[0]?.kind === Kind.VARIABLE_DEFINITION) {
     return { message: formatted.message, locations: formatted.locations, extensions: { code: 'BAD_USER_INPUT' } };
   }
@@ -41,42 +44,44 @@ function maskError(formatted: GraphQLFormattedError, error: unknown, log: Logger
   return { message: 'Internal server error', path: formatted.path, extensions: { code: ANSWERS.INTERNAL.graphql } };
 }
 
-/** A DomainError raised before execution (by a plugin): a GraphQLError with the table's code and HTTP status. */
-function requestError(error: DomainError): GraphQLError {
-  const answer = ANSWERS[error.code];
-  return new GraphQLError(error.message, { extensions: { code: answer.graphql, http: { status: answer.status } } });
+/** Apollo's own limit of selections (`maxRecursiveSelections`), answered as our other limits are. */
+function tooManySelections(formatted: GraphQLFormattedError): DomainError | null {
+  if (formatted.extensions?.validationErrorCode !== ApolloServerValidationErrorCode.MAX_RECURSIVE_SELECTIONS_EXCEEDED) return null;
+  return new DomainError(
+    'BAD_REQUEST',
+    `the operation selects more than ${MAX_SELECTIONS} fields once its fragments are expanded (the limit)`,
+  );
 }
 
-function costLimit<C extends object>(schema: GraphQLSchema): ApolloServerPlugin<C> {
-  return {
-    async requestDidStart() {
-      return {
-        async didResolveOperation({ request, document }) {
-          let cost: number;
-          try {
-            cost = operationCost(schema, document, request.operationName ?? undefined, request.variables ?? {});
-          } catch (error) {
-            // Costing coerces the variables first: a wrong type or a missing required variable is the
-            // client's mistake (execution would say the same), not a server error.
-            if (!(error instanceof GraphQLError)) throw error;
-            throw new GraphQLError(error.message, { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } });
-          }
-          if (cost > MAX_COST) throw requestError(new DomainError('BAD_REQUEST', `query cost ${cost} exceeds the limit of ${MAX_COST}`));
-        },
-      };
-    },
-  };
+export interface ApolloOptions<C> {
+  /** Told each operation's cost before it runs; may refuse it with a DomainError (cost.ts). */
+  onOperationCost?: OperationCostHook<C>;
 }
 
-export async function startApollo<C extends object>(schema: GraphQLSchema, log: Logger): Promise<ApolloServer<C>> {
+export async function startApollo<C extends object>(
+  schema: GraphQLSchema,
+  log: Logger,
+  options: ApolloOptions<C> = {},
+): Promise<ApolloServer<C>> {
   const apollo = new ApolloServer<C>({
     schema,
     introspection: true, // every /graphql request is authenticated before Apollo sees it
     includeStacktraceInErrorResponses: false,
     stopOnTerminationSignals: false, // the service stops Apollo itself, in order (it would re-raise the signal)
-    validationRules: [depthLimit(MAX_DEPTH)],
+    // GraphQL over GET, for queries (Apollo answers a mutation over GET 405, Allow: POST). Apollo's
+    // CSRF prevention refuses every GET without a header that forces a CORS preflight, which is
+    // every GET a client such as urql sends. It guards against requests a browser sends with
+    // ambient credentials (cookies, HTTP authentication); Cairn reads none: /graphql answers only a
+    // request with an `Authorization: Bearer` token, which a browser never adds by itself, and a
+    // cross-site page can add it only through a preflight that Cairn does not grant.
+    csrfPrevention: false,
+    // Apollo's own count of the selections once fragments are expanded, memoised per fragment: a
+    // fragment bomb is refused here, in linear time. Given this limit, Apollo runs the rules below
+    // in a second pass, over documents that passed GraphQL's own rules and this one.
+    maxRecursiveSelections: MAX_SELECTIONS,
+    validationRules: validationLimits(),
     formatError: (formatted, error) => maskError(formatted, error, log),
-    plugins: [costLimit<C>(schema)],
+    plugins: [costLimit<C>(schema, options.onOperationCost)],
   });
   await apollo.start();
   return apollo;

@@ -1,96 +1,108 @@
-import { ANSWERS } from '../errors/answers.js';
-import {
-  getNullableType,
-  GraphQLError,
-  isListType,
-  Kind,
-  type ASTVisitor,
-  type FragmentDefinitionNode,
-  type GraphQLObjectType,
-  type GraphQLSchema,
-  type SelectionSetNode,
-  type ValidationContext,
-} from 'graphql';
-import { createRequire } from 'node:module';
-import type { DocumentNode } from 'graphql';
-import type { ComplexityEstimator, getComplexity as GetComplexity } from 'graphql-query-complexity';
-import { DEFAULT_LIMIT, MAX_LIMIT } from './pagination.js';
+import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
+import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
+import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
+import type { GraphQLError, ValidationContext, ValidationRule } from 'graphql';
+import { mutationFieldsLimit } from './mutation-fields.js';
+import { limitError } from './request-error.js';
 
-// Its ESM build imports `graphql/index.mjs`, a second graphql instance beside the CommonJS one
-// every other package resolves to; its CommonJS build shares theirs.
-const { getComplexity } = createRequire(import.meta.url)('graphql-query-complexity') as { getComplexity: typeof GetComplexity };
+/*
+ * What one GraphQL document may ask for. Each check is linear in the document's size, fragments
+ * included (each fragment is measured once, however often it is spread), so that any document the
+ * body limit lets through is accepted or refused in milliseconds: a document of exponential size
+ * once expanded (fragments spreading the next one twice) is refused by its expanded selections,
+ * counted without expanding it.
+ */
 
-export const MAX_DEPTH = 12;
+/** Lexical tokens of a document; beyond it the document is refused before it is parsed whole (token-limit.ts). */
+export const MAX_TOKENS = 1000;
+/** Nesting of fields, fragments followed (a fragment adds no level of its own). */
+const MAX_DEPTH = 12;
+/**
+ * Nesting under `__schema`. The standard introspection query (graphql-js `getIntrospectionQuery`,
+ * which GraphQL Code Generator, graphql-inspector and IDEs send) reaches 15: `__schema` › `types` ›
+ * `fields` › `args` › `type`, then a type reference of 9 `ofType` levels. Deeper selections there
+ * only nest `ofType` further; they are refused. `__type` has no allowance of its own (MAX_DEPTH).
+ */
+const MAX_INTROSPECTION_DEPTH = 15;
+/** Aliased fields (`__typename` aside), counted in the operation as its fragments expand. */
+const MAX_ALIASES = 30;
+/** Directives (`@include`, `@skip`), counted the same way. */
+const MAX_DIRECTIVES = 50;
+/** Fields at the root of a mutation: each is its own change, run one after the other. */
+const MAX_MUTATION_FIELDS = 10;
+/** Selections once fragments are expanded (Apollo's own rule counts them, memoised per fragment). */
+export const MAX_SELECTIONS = 5_000;
+/** Estimated cost of an operation (cost.ts). */
 export const MAX_COST = 20_000;
-
-/** Validation rule: rejects selections nested deeper than `max` fields (fragments followed). */
-export function depthLimit(max: number) {
-  return (context: ValidationContext): ASTVisitor => {
-    const fragments = new Map<string, FragmentDefinitionNode>();
-    for (const definition of context.getDocument().definitions) {
-      if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-    }
-    const depthOf = (set: SelectionSetNode | undefined, seen: Set<string>): number => {
-      if (!set) return 0;
-      let deepest = 0;
-      for (const selection of set.selections) {
-        if (selection.kind === Kind.FIELD) {
-          deepest = Math.max(deepest, selection.selectionSet ? 1 + depthOf(selection.selectionSet, seen) : 1);
-        } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-          deepest = Math.max(deepest, depthOf(selection.selectionSet, seen));
-        } else if (!seen.has(selection.name.value)) {
-          const fragment = fragments.get(selection.name.value);
-          deepest = Math.max(deepest, depthOf(fragment?.selectionSet, new Set([...seen, selection.name.value])));
-        }
-      }
-      return deepest;
-    };
-    return {
-      OperationDefinition(node) {
-        const depth = depthOf(node.selectionSet, new Set());
-        if (depth > max) {
-          context.reportError(
-            new GraphQLError(`query depth ${depth} exceeds the limit of ${max}`, {
-              nodes: [node],
-              extensions: { code: ANSWERS.BAD_REQUEST.graphql },
-            }),
-          );
-        }
-      },
-    };
-  };
-}
-
 /** Base cost of a field that runs git (declared with `@Extensions({ cost })`): a process, not a row. */
 export const GIT_FIELD_COST = 50;
 
-/** What an unpaged list (collaborators, webhooks, a tree, attempts) counts as: its usual size, not its worst. */
-const UNPAGED_LIST_SIZE = 20;
+/** graphql-armor reports "… limit of N exceeded, found M."; the number found, for our message. */
+const found = (error: GraphQLError) => /found (\d+)/.exec(error.message)?.[1] ?? 'more';
+
+/** The armor options every rule shares: report the refusal (as ours) instead of throwing out of validation. */
+function reportAs(message: (error: GraphQLError) => string, onReject?: (context: ValidationContext) => void) {
+  return {
+    propagateOnRejection: false,
+    onReject: [
+      (context: ValidationContext | null, error: GraphQLError) => {
+        if (!context) return;
+        onReject?.(context);
+        context.reportError(limitError(message(error)));
+      },
+    ],
+  };
+}
 
 /**
- * A paged field costs its children times the page it may return (the default page when `limit` is
- * not given); an unpaged list its children times UNPAGED_LIST_SIZE; anything else its children. Each
- * adds its own base cost: 1, or what the field declares (GIT_FIELD_COST for fields that run git).
+ * The depth limits: MAX_DEPTH for the operation with `__schema` set aside, then
+ * MAX_INTROSPECTION_DEPTH for all of it — whose refusal is only news when the first one passed
+ * (an operation already refused for its depth is not refused twice).
  */
-const pageAwareEstimator: ComplexityEstimator = ({ type, field, args, childComplexity }) => {
-  const base = typeof field.extensions?.cost === 'number' ? field.extensions.cost : 1;
-  const children = Math.max(childComplexity, 1);
-  if (field.args.some((arg) => arg.name === 'limit')) {
-    const limit = typeof args.limit === 'number' ? Math.min(Math.max(args.limit, 0), MAX_LIMIT) : DEFAULT_LIMIT;
-    return base + limit * children;
-  }
-  // A connection's `nodes` is the page its paged parent field already counted.
-  const isPage = field.name === 'nodes' && 'hasMore' in (type as GraphQLObjectType).getFields();
-  if (!isPage && isListType(getNullableType(field.type))) return base + UNPAGED_LIST_SIZE * children;
-  return base + childComplexity;
-};
+function depthLimits(): ValidationRule[] {
+  const refused = new WeakSet<ValidationContext>();
+  const common = { flattenFragments: true, exposeLimits: true };
+  return [
+    maxDepthRule({
+      ...common,
+      n: MAX_DEPTH,
+      ignoreIntrospection: true,
+      onAccept: [(context) => context && refused.delete(context)],
+      ...reportAs(
+        (error) => `query depth ${found(error)} exceeds the limit of ${MAX_DEPTH}`,
+        (context) => refused.add(context),
+      ),
+    }),
+    maxDepthRule({
+      ...common,
+      n: MAX_INTROSPECTION_DEPTH,
+      ignoreIntrospection: false,
+      propagateOnRejection: false,
+      onReject: [
+        (context, error) => {
+          if (context && !refused.has(context)) {
+            context.reportError(limitError(`introspection depth ${found(error)} exceeds the limit of ${MAX_INTROSPECTION_DEPTH}`));
+          }
+        },
+      ],
+    }),
+  ];
+}
 
-/** Estimated cost of an operation, for the cost limit. */
-export function operationCost(
-  schema: GraphQLSchema,
-  document: DocumentNode,
-  operationName: string | undefined,
-  variables: Record<string, unknown>,
-): number {
-  return getComplexity({ schema, query: document, operationName, variables, estimators: [pageAwareEstimator] });
+/** The validation rules of the limits, run after GraphQL's own (see `startApollo`). */
+export function validationLimits(): ValidationRule[] {
+  return [
+    ...depthLimits(),
+    maxAliasesRule({
+      n: MAX_ALIASES,
+      exposeLimits: true,
+      ...reportAs((error) => `the operation has ${found(error)} aliases, more than the limit of ${MAX_ALIASES}`),
+    }),
+    maxDirectivesRule({
+      n: MAX_DIRECTIVES,
+      exposeLimits: true,
+      ...reportAs((error) => `the operation has ${found(error)} directives, more than the limit of ${MAX_DIRECTIVES}`),
+    }),
+    mutationFieldsLimit(MAX_MUTATION_FIELDS),
+  ];
 }

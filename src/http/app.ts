@@ -1,5 +1,6 @@
 import { expressMiddleware } from '@as-integrations/express5';
 import type { ApolloServer } from '@apollo/server';
+import { tokenLimit } from '../graphql/token-limit.js';
 import express, { type Express, type Response, type Router } from 'express';
 import type { Logger } from '../logger.js';
 import { requireToken, type Authenticate } from './authenticate.js';
@@ -72,6 +73,7 @@ export function createApp<C extends object>({
     // An operation is charged its cost once it is known (apollo.ts); a spent budget is refused before parsing.
     rateLimited((res) => rateLimits.standing(viewerOf(res)), sendGraphQLError),
     express.json({ limit: MAX_BODY_BYTES }),
+    tokenLimit(sendGraphQLError),
     expressMiddleware(apollo, { context: async ({ res }) => context(res) }),
   );
 

@@ -1,0 +1,27 @@
+import { unwrapResolverError } from '@apollo/server/errors';
+import { GraphQLError } from 'graphql';
+import { ANSWERS } from '../errors/answers.js';
+import { DomainError } from '../errors/domain-error.js';
+
+/**
+ * A DomainError that stops a request before execution (a limit, a plugin): a GraphQLError with
+ * the table's HTTP status, carrying the DomainError so that the answer (its `extensions.code`)
+ * comes from the table too (`domainErrorOf`).
+ */
+export function requestError(error: DomainError): GraphQLError {
+  return new GraphQLError(error.message, { originalError: error, extensions: { http: { status: ANSWERS[error.code].status } } });
+}
+
+/** A request refused by one of the limits: 400 BAD_REQUEST, the message naming the limit. */
+export const limitError = (message: string) => requestError(new DomainError('BAD_REQUEST', message));
+
+/**
+ * The DomainError behind an error Apollo formats, or null: thrown by a resolver, or carried by a
+ * request error — as it is, or as the original error of the validation error Apollo wraps it in.
+ */
+export function domainErrorOf(error: unknown): DomainError | null {
+  const original = unwrapResolverError(error);
+  if (original instanceof DomainError) return original;
+  if (original instanceof GraphQLError && original.originalError instanceof DomainError) return original.originalError;
+  return null;
+}
