@@ -27,7 +27,7 @@ import { followRefs } from './pulls/follow-refs.js';
 import { Mergeability } from './pulls/mergeability.js';
 import { PullRequests } from './pulls/pull-requests.js';
 import { RateLimiter } from './ratelimit/rate-limiter.js';
-import { RateLimits } from './ratelimit/rate-limits.js';
+import { chargeOperations, RateLimits } from './ratelimit/rate-limits.js';
 import { startAgenda } from './jobs/agenda.js';
 import type { Logger } from './logger.js';
 import { Repository } from './repositories/repository.entity.js';
@@ -111,7 +111,7 @@ export async function startService(config: Config, log: Logger, surface: Surface
     cleanups.push(() => hosting.drain());
 
     const schema = await getSchema();
-    const apollo = await startApollo<RequestContext>(schema, log);
+    const apollo = await startApollo<RequestContext>(schema, log, { onOperationCost: chargeOperations(services.rateLimits) });
     cleanups.push(() => apollo.stop());
     // Ready when the database answers and the job store (PostgreSQL or MongoDB) does.
     const ready = async () => {

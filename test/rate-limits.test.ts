@@ -71,6 +71,29 @@ describe('primary limit per token', () => {
     expect(limits(repos.headers).remaining).toBe(9);
   });
 
+  test('GraphQL counts by cost: an operation costs its estimated cost / 100, at least 1; one past the budget does not run', async () => {
+    const erin = await freshUser('rl-erin');
+    const first = await erin.post('/graphql', { query: '{ viewer { login } }' });
+    expect(limits(first.headers)).toMatchObject({ limit: 10, used: 1, remaining: 9, resource: 'core' });
+    // A page of 100 repositories of one field each: cost 201 (each node and its field count), 3 points.
+    const page = await erin.post('/graphql', { query: '{ repositories(limit: 100) { nodes { name } } }' });
+    expect(page.status).toBe(200);
+    expect(limits(page.headers)).toMatchObject({ used: 4, remaining: 6 });
+    // 100 repositories × 30 issues: over 6,000, more points than are left. Refused before it runs, charged nothing.
+    const heavy = await erin.post('/graphql', {
+      query: '{ repositories(limit: 100) { nodes { issues(limit: 30) { nodes { title } } } } }',
+    });
+    expect(heavy.status).toBe(429);
+    expect(heavy.body.errors[0].extensions.code).toBe('RATE_LIMITED');
+    expect(heavy.body.data).toBeUndefined();
+    expect(Number(heavy.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(limits(heavy.headers)).toMatchObject({ used: 4, remaining: 6 });
+    // Over GET, the same.
+    const viaGet = await erin.get(`/graphql?query=${encodeURIComponent('{ viewer { login } }')}`);
+    expect(viaGet.status).toBe(200);
+    expect(limits(viaGet.headers)).toMatchObject({ used: 5, remaining: 5 });
+  });
+
   test('unauthenticated answers carry no budget', async () => {
     const res = await new Client(server, 'cairn_pat_nope').get('/repos');
     expect(res.status).toBe(401);

@@ -70,6 +70,8 @@ export type OperationCostHook<C> = (
   contextValue: C,
   cost: number,
   operationType: 'query' | 'mutation' | 'subscription',
+  /** The response's headers (a hook may report what it counted). */
+  headers: { set(name: string, value: string): unknown },
 ) => void | Promise<void>;
 
 /** Apollo plugin: costs each operation once, refuses it over MAX_COST, then tells `onOperationCost`. */
@@ -77,7 +79,7 @@ export function costLimit<C extends object>(schema: GraphQLSchema, onOperationCo
   return {
     async requestDidStart() {
       return {
-        async didResolveOperation({ request, document, operation, contextValue }) {
+        async didResolveOperation({ request, response, document, operation, contextValue }) {
           if (!operation) return; // no such operation in the document: Apollo refuses it next
           let cost: number;
           try {
@@ -90,7 +92,7 @@ export function costLimit<C extends object>(schema: GraphQLSchema, onOperationCo
           }
           if (cost > MAX_COST) throw limitError(`query cost ${cost} exceeds the limit of ${MAX_COST}`);
           try {
-            await onOperationCost?.(contextValue, cost, operation.operation);
+            await onOperationCost?.(contextValue, cost, operation.operation, response.http.headers);
           } catch (error) {
             throw error instanceof DomainError ? requestError(error) : error;
           }

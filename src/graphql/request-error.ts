@@ -1,6 +1,7 @@
+import { HeaderMap } from '@apollo/server';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { GraphQLError } from 'graphql';
-import { ANSWERS } from '../errors/answers.js';
+import { ANSWERS, answerHeaders } from '../errors/answers.js';
 import { DomainError } from '../errors/domain-error.js';
 
 /**
@@ -9,7 +10,8 @@ import { DomainError } from '../errors/domain-error.js';
  * comes from the table too (`domainErrorOf`).
  */
 export function requestError(error: DomainError): GraphQLError {
-  return new GraphQLError(error.message, { originalError: error, extensions: { http: { status: ANSWERS[error.code].status } } });
+  const http = { status: ANSWERS[error.code].status, headers: new HeaderMap(answerHeaders(error)) };
+  return new GraphQLError(error.message, { originalError: error, extensions: { http } });
 }
 
 /** A request refused by one of the limits: 400 BAD_REQUEST, the message naming the limit. */

@@ -1,18 +1,8 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { DomainError } from '../errors/domain-error.js';
 import type { Quota } from '../ratelimit/rate-limiter.js';
-import { refusal } from '../ratelimit/rate-limits.js';
+import { rateLimitHeaders, refusal } from '../ratelimit/rate-limits.js';
 import { locals } from './request-context.js';
-
-/** `X-RateLimit-*` as GitHub sends them: the budget, what is left, when it resets (epoch seconds), what is used. */
-export function setRateLimitHeaders(res: Response, quota: Quota | null): void {
-  if (!quota || res.headersSent) return;
-  res.setHeader('X-RateLimit-Limit', String(quota.limit));
-  res.setHeader('X-RateLimit-Remaining', String(quota.remaining));
-  res.setHeader('X-RateLimit-Reset', String(Math.ceil(quota.resetAt / 1000)));
-  res.setHeader('X-RateLimit-Used', String(quota.used));
-  res.setHeader('X-RateLimit-Resource', quota.resource);
-}
 
 /**
  * After authentication: judges the request against the caller's primary budget
@@ -22,7 +12,7 @@ export function setRateLimitHeaders(res: Response, quota: Quota | null): void {
 export function rateLimited(quota: (res: Response) => Promise<Quota | null>, send: (res: Response, error: DomainError) => void) {
   return async (_req: Request, res: Response, next: NextFunction) => {
     const current = await quota(res);
-    setRateLimitHeaders(res, current);
+    for (const [name, value] of rateLimitHeaders(current)) res.setHeader(name, value);
     if (current && !current.allowed) return send(res, refusal(current));
     next();
   };

@@ -71,3 +71,29 @@ export function refusal(quota: Quota, message?: string): DomainError {
     seconds,
   );
 }
+
+/** `X-RateLimit-*` as GitHub sends them: the budget, what is left, when it resets (epoch seconds), what is used. */
+export function rateLimitHeaders(quota: Quota | null): Array<[name: string, value: string]> {
+  if (!quota) return [];
+  return [
+    ['X-RateLimit-Limit', String(quota.limit)],
+    ['X-RateLimit-Remaining', String(quota.remaining)],
+    ['X-RateLimit-Reset', String(Math.ceil(quota.resetAt / 1000))],
+    ['X-RateLimit-Used', String(quota.used)],
+    ['X-RateLimit-Resource', quota.resource],
+  ];
+}
+
+/** Charges a GraphQL operation its cost (startApollo's onOperationCost): headers, or RATE_LIMITED past the budget. */
+export function chargeOperations(limits: RateLimits) {
+  return async (
+    context: { viewer: Principal },
+    cost: number,
+    _type: string,
+    headers: { set(name: string, value: string): unknown },
+  ): Promise<void> => {
+    const quota = await limits.operation(context.viewer, cost);
+    for (const [name, value] of rateLimitHeaders(quota)) headers.set(name, value);
+    if (quota && !quota.allowed) throw refusal(quota);
+  };
+}
