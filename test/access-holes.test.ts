@@ -1,3 +1,4 @@
+import fs from 'node:fs/promises';
 import { adminClient, Client, createToken, createUser } from './support/client.js';
 import { CairnServer } from './support/server.js';
 
@@ -83,5 +84,24 @@ describe('revoking tokens', () => {
     const anotherId = (await another.gql(TOKENS)).accessTokens.find((t: { id: string }) => t.id !== strong.id && t.id !== weak.id).id;
     expect((await writer.gql(REVOKE, { id: anotherId })).revokeAccessToken).toBe(true);
     expect((await another.get('/repos')).status).toBe(401);
+  });
+});
+
+describe('secrets stay in the service', () => {
+  test('no process the service starts for git (the launcher, its gits) sees the admin token or the database URL', async () => {
+    const owner = await createUser(admin, 'envowner');
+    const repo = (await owner.post('/repos', { name: 'env', auto_init: true })).body.id;
+    // Browsing runs git through the launcher, which is started on first use.
+    await owner.gql('query($id: ID!) { repository(id: $id) { branches { totalCount } } }', { id: repo });
+    const pid = server.process!.pid!;
+    const children = (await fs.readFile(`/proc/${pid}/task/${pid}/children`, 'utf8')).trim().split(/\s+/).filter(Boolean);
+    const environments = await Promise.all(children.map((child) => fs.readFile(`/proc/${child}/environ`, 'utf8').catch(() => '')));
+    const launcher = environments.filter((env) => env.includes('GIT') || env.includes('PATH='));
+    expect(launcher.length).toBeGreaterThan(0);
+    for (const env of environments) {
+      expect(env).not.toContain(server.adminToken);
+      expect(env).not.toMatch(/(^|\0)DATABASE_URL=/);
+      expect(env).not.toMatch(/(^|\0)CAIRN_/);
+    }
   });
 });

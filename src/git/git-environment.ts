@@ -13,6 +13,16 @@
  */
 const FIXED = { GIT_NO_REPLACE_OBJECTS: '1', GIT_TERMINAL_PROMPT: '0' } as const;
 
+/**
+ * The service's environment without its secrets (database URLs, the admin token, the secret key):
+ * git, the hooks it runs for a client's request and the git launcher have no use for them.
+ */
+export const environmentWithoutSecrets: Record<string, string> = Object.fromEntries(
+  Object.entries(process.env).filter(
+    (entry): entry is [string, string] => entry[1] !== undefined && !/^(CAIRN_|DATABASE_URL$|MONGODB_URL$|PG)/.test(entry[0]),
+  ),
+);
+
 let configured: Record<string, string> = {};
 
 export function serverGitEnvironment(): Record<string, string> {

@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { serverGitEnvironment } from './git-environment.js';
+import { environmentWithoutSecrets, serverGitEnvironment } from './git-environment.js';
 
 interface LaunchedGit {
   code: number | null;
@@ -60,7 +60,12 @@ class GitLauncher {
   }
 
   private start(): ChildProcess {
-    const child = fork(LAUNCHER, [], { serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'], execArgv: [] });
+    const child = fork(LAUNCHER, [], {
+      env: environmentWithoutSecrets,
+      serialization: 'advanced',
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      execArgv: [],
+    });
     child.on('message', (answer: { id: number; code: number | null; stdout: Uint8Array; stderr: string; truncated: boolean }) => {
       const waiting = this.settle(answer.id);
       if (!waiting) return;
