@@ -22,6 +22,8 @@ export interface Config {
   webhookAllowedHosts: string[];
   gitAnonymousRead: boolean;
   gitMaxPushSize: number;
+  /** How long a git client may send or read slower than 1 KiB/s, while the server waits on it, before it is cut off. */
+  gitPaceWindowMs: number;
   logLevel: LogLevel;
 }
 
@@ -154,6 +156,11 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('CAIRN_GIT_MAX_PUSH_SIZE', `"${maxPushRaw}" is not a size (e.g. 2g, 500m, 1048576)`);
   }
 
+  const gitPaceWindowMs = duration('CAIRN_GIT_PACE_WINDOW', '30s');
+  if (gitPaceWindowMs < 1000) {
+    throw new ConfigError('CAIRN_GIT_PACE_WINDOW', 'must be at least 1s (the pace of clients is sampled every second)');
+  }
+
   const logLevel = (read('LOG_LEVEL') ?? 'info').toLowerCase() as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `"${logLevel}" is not one of ${LOG_LEVELS.join(', ')}`);
@@ -175,6 +182,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowedHosts,
     gitAnonymousRead: ['true', '1', 'yes'].includes(anonRaw),
     gitMaxPushSize,
+    gitPaceWindowMs,
     logLevel,
   };
 }
