@@ -3,6 +3,7 @@ import { gitAccess, tokenFrom } from './git-auth.js';
 import type { GitHttp } from './git-http.js';
 import type { GitHosting } from './hosting.js';
 import { DomainError } from '../errors/domain-error.js';
+import { clientAddress } from './client-address.js';
 import { finishGitResponse, sendGitAnswer } from './http-answers.js';
 import { receivePack } from './receive.js';
 import { advertiseRefs, gitProtocolFrom, runRpc, type GitService } from './transport.js';
@@ -77,9 +78,14 @@ async function handle(services: GitHttp, hosting: GitHosting, req: Request, res:
     }
     return hosting.track(receivePack(services, hosting, req, res, access.repo, access.viewer!, gitProtocol)).finally(pushDone);
   }
-  const release = await hosting.fetchSlots.acquire();
+  const gone = new AbortController();
+  const leave = () => gone.abort();
+  res.once('close', leave);
+  if (res.destroyed) leave();
+  const release = await hosting.fetchSlot({ address: clientAddress(req), userId: access.viewer?.userId }, gone.signal);
+  res.off('close', leave);
+  if (!release) return; // gave up while waiting for a slot
   try {
-    if (res.destroyed) return; // gave up while waiting for a slot
     const run = await runRpc(req, res, {
       service,
       dir,
