@@ -34,6 +34,8 @@ export class GitHosting {
   private constructor(
     readonly hooksDir: string,
     readonly reportsDir: string,
+    /** Where fetch requests too large to keep in memory wait for their git (request-body.ts). */
+    readonly requestsDir: string,
   ) {}
 
   static async start(dataDir: string): Promise<GitHosting> {
@@ -41,7 +43,10 @@ export class GitHosting {
     const reportsDir = path.join(dataDir, 'tmp', 'push-reports');
     await fs.rm(reportsDir, { recursive: true, force: true }); // reports of pushes that died with the last process
     await fs.mkdir(reportsDir, { recursive: true });
-    return new GitHosting(hooksDir, reportsDir);
+    const requestsDir = path.join(dataDir, 'tmp', 'fetch-requests');
+    await fs.rm(requestsDir, { recursive: true, force: true }); // requests of fetches that died with the last process
+    await fs.mkdir(requestsDir, { recursive: true, mode: 0o700 });
+    return new GitHosting(hooksDir, reportsDir, requestsDir);
   }
 
   /** A fetch slot within the client's shares; null when `signal` aborts (the client left) first. */
