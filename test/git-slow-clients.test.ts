@@ -164,6 +164,10 @@ function listRefsFrom(address: string): Promise<{ status: number; body: string; 
       headers: { 'content-type': 'application/x-git-upload-pack-request', 'git-protocol': 'version=2' },
     });
     request.on('error', reject);
+    request.setTimeout(30_000, () => {
+      request.destroy();
+      resolve({ status: 0, body: '', ms: performance.now() - started });
+    });
     request.on('response', (response) => {
       let body = '';
       response.on('data', (chunk: Buffer) => (body += chunk.toString()));
@@ -336,6 +340,7 @@ test.each(['500ms', 'slow'])('CAIRN_GIT_PACE_WINDOW=%s stops start-up with a mes
   try {
     const failure = await run(process.execPath, [path.join(ROOT, 'dist/rest-facade/main.js')], {
       env: { PATH: process.env.PATH, CAIRN_DATA_DIR: dataDir, CAIRN_GIT_PACE_WINDOW: value },
+      timeout: 30_000, // a service that accepted the value would run on
     }).then(
       () => null,
       (error: { code: number; stderr: string }) => error,
