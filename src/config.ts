@@ -23,6 +23,8 @@ export interface Config {
   gitAnonymousRead: boolean;
   gitMaxPushSize: number;
   rateLimits: RateLimitSettings;
+  /** How long a git client may send or read slower than 1 KiB/s, while the server waits on it, before it is cut off. */
+  gitPaceWindowMs: number;
   logLevel: LogLevel;
 }
 
@@ -32,7 +34,7 @@ export interface RateLimitSettings {
   perHour: number;
   /** Issues, pull requests, reviews, webhooks and tokens created per token per minute (CAIRN_RATE_LIMIT_CREATE). */
   createsPerMinute: number;
-  /** Anonymous git fetches per client address per hour (CAIRN_RATE_LIMIT_GIT_ANONYMOUS). */
+  /** Anonymous git fetch requests per client address per hour (CAIRN_RATE_LIMIT_GIT_ANONYMOUS). */
   anonymousFetchesPerHour: number;
 }
 
@@ -175,6 +177,10 @@ export function loadConfig(env: Env = process.env): Config {
     createsPerMinute: count('CAIRN_RATE_LIMIT_CREATE', 80),
     anonymousFetchesPerHour: count('CAIRN_RATE_LIMIT_GIT_ANONYMOUS', 1000),
   };
+  const gitPaceWindowMs = duration('CAIRN_GIT_PACE_WINDOW', '30s');
+  if (gitPaceWindowMs < 1000) {
+    throw new ConfigError('CAIRN_GIT_PACE_WINDOW', 'must be at least 1s (the pace of clients is sampled every second)');
+  }
 
   const logLevel = (read('LOG_LEVEL') ?? 'info').toLowerCase() as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -198,6 +204,7 @@ export function loadConfig(env: Env = process.env): Config {
     gitAnonymousRead: ['true', '1', 'yes'].includes(anonRaw),
     gitMaxPushSize,
     rateLimits,
+    gitPaceWindowMs,
     logLevel,
   };
 }

@@ -1,8 +1,12 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { adminClient, Client, createToken, createUser } from './support/client.js';
 import { CairnServer, sleep } from './support/server.js';
 
+const run = promisify(execFile);
+
 /** Small budgets so a test can spend them: 10 requests per hour, 3 creations per minute. */
-const LIMITS = { CAIRN_RATE_LIMIT: '10', CAIRN_RATE_LIMIT_CREATE: '3', CAIRN_RATE_LIMIT_GIT_ANONYMOUS: '3' };
+const LIMITS = { CAIRN_RATE_LIMIT: '10', CAIRN_RATE_LIMIT_CREATE: '3', CAIRN_RATE_LIMIT_GIT_ANONYMOUS: '4' };
 
 let server: CairnServer;
 /** Another process on the same database, with the test suite's generous limits: set-up goes through it. */
@@ -143,6 +147,35 @@ describe('secondary limit on creating content', () => {
     const listed = await owner.get(`/repos/${repo}/issues?state=all`);
     expect(listed.body.total).toBe(6);
     expect(listed.body.data.map((i: { title: string }) => i.title)).not.toContain('one too many');
+  });
+});
+
+describe('anonymous git fetches', () => {
+  test('are limited per client address; a client with a token is asked for it and not limited', async () => {
+    const owner = await freshUser('rl-gitowner'); // on the limited server, whose data dir holds the repositories
+    expect((await owner.post('/repos', { name: 'public-one', auto_init: true })).status).toBe(201);
+    const url = `${server.url}/rl-gitowner/public-one.git`;
+    const lsRemote = (target: string) =>
+      run('git', ['-c', 'protocol.version=2', 'ls-remote', target], { env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } }).then(
+        (done) => ({ ok: true, out: done.stdout + done.stderr }),
+        (failed: { stdout: string; stderr: string }) => ({ ok: false, out: failed.stdout + failed.stderr }),
+      );
+    // Protocol v2: an ls-remote is two requests (the advertisement, then ls-refs): the budget of 4 is two of them.
+    expect(await lsRemote(url)).toMatchObject({ ok: true });
+    expect(await lsRemote(url)).toMatchObject({ ok: true });
+    // Past the budget git is asked to authenticate (so a client with a token retries with it); without one it fails.
+    const refused = await lsRemote(url);
+    expect(refused.ok).toBe(false);
+    const raw = await fetch(`${url}/info/refs?service=git-upload-pack`);
+    expect(raw.status).toBe(401);
+    expect(raw.headers.get('www-authenticate')).toMatch(/^Basic/);
+    expect(await raw.text()).toContain('Too many anonymous fetches from this address');
+    expect(Number(raw.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(limits(raw.headers)).toMatchObject({ limit: 4, remaining: 0, resource: 'git' });
+
+    const withToken = await lsRemote(url.replace('http://', `http://x:${owner.token}@`));
+    expect(withToken).toMatchObject({ ok: true });
+    expect(withToken.out).toContain('refs/heads/main');
   });
 });
 

@@ -32,6 +32,8 @@ export const ANSWERS: Record<ErrorCode, Answer> = {
   NOT_MERGEABLE: { graphql: 'NOT_MERGEABLE', status: 405, rest: 'not_mergeable', git: OWN },
   CONFLICT: { graphql: 'CONFLICT', status: 409, rest: 'conflict', git: OWN },
   PAYLOAD_TOO_LARGE: { graphql: 'PAYLOAD_TOO_LARGE', status: 413, rest: 'payload_too_large', git: OWN },
+  /** A request body that came in too slowly (git over HTTP) and was cut off. */
+  REQUEST_TIMEOUT: { graphql: 'REQUEST_TIMEOUT', status: 408, rest: 'request_timeout', git: OWN },
   UNSUPPORTED_MEDIA_TYPE: { graphql: 'UNSUPPORTED_MEDIA_TYPE', status: 415, rest: 'unsupported_media_type', git: OWN },
   VALIDATION_FAILED: { graphql: 'VALIDATION_FAILED', status: 422, rest: 'validation_failed', git: OWN },
   RATE_LIMITED: { graphql: 'RATE_LIMITED', status: 429, rest: 'rate_limited', git: OWN },

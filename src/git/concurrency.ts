@@ -40,6 +40,85 @@ export class Semaphore {
   }
 }
 
+/** A key a holder of a `SharedSlots` slot counts against (a client address, an account), and how many that key may hold. */
+export interface SlotShare {
+  key: string;
+  max: number;
+}
+
+interface SlotWaiter {
+  shares: SlotShare[];
+  grant: () => void;
+}
+
+/**
+ * A counting semaphore whose holders also count against keys, each key holding at most its own
+ * share: no one client can take every slot, however many requests it opens. Waiters are served in
+ * order, except that one held back by its share does not hold back those behind it.
+ */
+export class SharedSlots {
+  private active = 0;
+  private readonly held = new Map<string, number>();
+  private readonly waiting: SlotWaiter[] = [];
+
+  constructor(readonly size: number) {}
+
+  /** A release function once a slot is free within every share, or null if `signal` aborts first. */
+  acquire(shares: SlotShare[], signal?: AbortSignal): Promise<(() => void) | null> {
+    if (signal?.aborted) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      const waiter: SlotWaiter = {
+        shares,
+        grant: () => {
+          signal?.removeEventListener('abort', abandon);
+          resolve(this.releaser(shares));
+        },
+      };
+      const abandon = () => {
+        const index = this.waiting.indexOf(waiter);
+        if (index >= 0) this.waiting.splice(index, 1);
+        resolve(null);
+      };
+      signal?.addEventListener('abort', abandon, { once: true });
+      this.waiting.push(waiter);
+      this.serve();
+    });
+  }
+
+  private fits(shares: SlotShare[]): boolean {
+    return shares.every(({ key, max }) => (this.held.get(key) ?? 0) < max);
+  }
+
+  private serve(): void {
+    for (let i = 0; i < this.waiting.length && this.active < this.size;) {
+      const waiter = this.waiting[i]!;
+      if (!this.fits(waiter.shares)) {
+        i++;
+        continue;
+      }
+      this.waiting.splice(i, 1);
+      this.active++;
+      for (const { key } of waiter.shares) this.held.set(key, (this.held.get(key) ?? 0) + 1);
+      waiter.grant();
+    }
+  }
+
+  private releaser(shares: SlotShare[]): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.active--;
+      for (const { key } of shares) {
+        const left = this.held.get(key)! - 1;
+        if (left) this.held.set(key, left);
+        else this.held.delete(key);
+      }
+      this.serve();
+    };
+  }
+}
+
 /** GraphQL fields that run git, resolving at once in this process: a query of many aliases queues instead of forking hundreds of gits. */
 const browsing = new Semaphore(Math.max(2, os.availableParallelism() * 2));
 

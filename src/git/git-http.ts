@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { TokenAuthenticator } from '../auth/authenticate.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
+import type { RateLimits } from '../ratelimit/rate-limits.js';
 import type { Repositories } from '../repositories/repository.service.js';
 import type { RefTransactions } from './ref-transaction.js';
 import type { GitStorage } from './storage.js';
@@ -15,4 +16,6 @@ export interface GitHttp {
   refs: RefTransactions;
   auth: TokenAuthenticator;
   repositories: Repositories;
+  /** Anonymous fetches are limited per client address. */
+  rateLimits: RateLimits;
 }

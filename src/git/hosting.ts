@@ -1,11 +1,19 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Semaphore } from './concurrency.js';
+import { SharedSlots } from './concurrency.js';
 import { installHooks } from './hooks.js';
 
 /** Pushes one user may have in flight at once in one process. */
 const MAX_PUSHES_PER_USER = 8;
+
+/** Who a fetch is for, as its slot counts it. */
+export interface FetchClient {
+  /** The client's address (client-address.ts). */
+  address: string;
+  /** The account of an authenticated fetch. */
+  userId?: string;
+}
 
 /**
  * The running parts of git hosting, built once at start-up: the hook
@@ -13,14 +21,21 @@ const MAX_PUSHES_PER_USER = 8;
  * (which a graceful shutdown lets finish recording before the database goes away).
  */
 export class GitHosting {
-  /** Pack-producing upload-pack runs at once; more clones wait their turn rather than pile up. */
-  readonly fetchSlots = new Semaphore(Math.max(4, os.availableParallelism() * 4));
+  /**
+   * Pack-producing upload-pack runs at once; more clones wait their turn rather than pile up. One
+   * address holds at most a quarter of them and one account half (an account may fetch from many
+   * machines; an address is all a client without one has): a client that opens many fetches and
+   * reads them slowly makes its own wait, not everyone's.
+   */
+  private readonly fetchSlots = new SharedSlots(Math.max(4, os.availableParallelism() * 4));
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly pushesByUser = new Map<string, number>();
 
   private constructor(
     readonly hooksDir: string,
     readonly reportsDir: string,
+    /** Where fetch requests too large to keep in memory wait for their git (request-body.ts). */
+    readonly requestsDir: string,
   ) {}
 
   static async start(dataDir: string): Promise<GitHosting> {
@@ -28,7 +43,18 @@ export class GitHosting {
     const reportsDir = path.join(dataDir, 'tmp', 'push-reports');
     await fs.rm(reportsDir, { recursive: true, force: true }); // reports of pushes that died with the last process
     await fs.mkdir(reportsDir, { recursive: true });
-    return new GitHosting(hooksDir, reportsDir);
+    const requestsDir = path.join(dataDir, 'tmp', 'fetch-requests');
+    await fs.rm(requestsDir, { recursive: true, force: true }); // requests of fetches that died with the last process
+    await fs.mkdir(requestsDir, { recursive: true, mode: 0o700 });
+    return new GitHosting(hooksDir, reportsDir, requestsDir);
+  }
+
+  /** A fetch slot within the client's shares; null when `signal` aborts (the client left) first. */
+  fetchSlot(client: FetchClient, signal: AbortSignal): Promise<(() => void) | null> {
+    const size = this.fetchSlots.size;
+    const shares = [{ key: `address ${client.address}`, max: Math.max(1, Math.floor(size / 4)) }];
+    if (client.userId) shares.push({ key: `account ${client.userId}`, max: Math.max(1, Math.floor(size / 2)) });
+    return this.fetchSlots.acquire(shares, signal);
   }
 
   /**

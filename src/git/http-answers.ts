@@ -1,11 +1,12 @@
 import type { ServerResponse } from 'node:http';
-import { ANSWERS } from '../errors/answers.js';
+import { ANSWERS, answerHeaders } from '../errors/answers.js';
 import { DomainError } from '../errors/domain-error.js';
 import { setNoCache, type ServiceRun } from './transport.js';
 
 /** A DomainError as git over HTTP answers it: the table's status and wording. */
 export function sendGitAnswer(res: ServerResponse, error: DomainError): void {
   const answer = ANSWERS[error.code];
+  if (!res.headersSent) for (const [name, value] of answerHeaders(error)) res.setHeader(name, value);
   sendGitText(res, answer.status, answer.git.replace('{message}', error.message));
 }
 

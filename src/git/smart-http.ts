@@ -1,17 +1,26 @@
 import express, { type Request, type Response } from 'express';
 import { gitAccess, tokenFrom } from './git-auth.js';
 import type { GitHttp } from './git-http.js';
-import type { GitHosting } from './hosting.js';
+import type { FetchClient, GitHosting } from './hosting.js';
 import { DomainError } from '../errors/domain-error.js';
+import { rateLimitHeaders, refusal } from '../ratelimit/rate-limits.js';
+import { clientAddress } from './client-address.js';
+import { ClientPace } from './client-pace.js';
 import { finishGitResponse, sendGitAnswer } from './http-answers.js';
 import { receivePack } from './receive.js';
-import { advertiseRefs, gitProtocolFrom, runRpc, type GitService } from './transport.js';
+import { readRequestBody } from './request-body.js';
+import { advertiseRefs, gitProtocolFrom, runRpc, type GitService, type RpcOptions } from './transport.js';
 
 /** `/:owner/:repo(.git)?/<endpoint>`; anything else is not git's and falls through to the REST facade. */
 const GIT_PATH = /^\/([^/]+)\/([^/]+)\/(info\/refs|git-upload-pack|git-receive-pack)$/;
 const OWNER = /^[A-Za-z0-9-]{1,39}$/;
 const REPOSITORY = /^[A-Za-z0-9._-]{1,100}$/;
-/** A fetch request is wants, haves and options: generous, but not endless. */
+/**
+ * A fetch request is wants, haves and options: generous, but not endless. Negotiation needs this
+ * much: a mirror fetch wants every ref (50 bytes each), and a client without common history sends
+ * haves in rounds that grow by a tenth past 16384 lines. Read whole before git starts, past a few
+ * MiB on disk (request-body.ts).
+ */
 const MAX_FETCH_REQUEST_BYTES = 100 * 1024 * 1024;
 /**
  * A connection silent in both directions this long is dropped, so a stalled client cannot hold a
@@ -56,8 +65,20 @@ async function handle(services: GitHttp, hosting: GitHosting, req: Request, res:
   const em = services.orm.em.fork();
   const access = await gitAccess(services, em, tokenFrom(req.get('authorization')), owner, name, service === 'receive-pack');
   if (!access.ok) return sendGitAnswer(res, access.error);
+  if (!access.viewer && service === 'upload-pack') {
+    // Anonymous fetches count per client address (every request of one: the advertisement and each exchange).
+    const quota = await services.rateLimits.anonymousFetch(clientAddress(req));
+    for (const [header, value] of rateLimitHeaders(quota)) res.setHeader(header, value);
+    if (quota && !quota.allowed) {
+      // 401, not 429: git sends the credentials it has only when challenged, so a client that has a
+      // token retries with it (authenticated fetches are not limited here); one without learns why.
+      const spent = refusal(quota, 'Too many anonymous fetches from this address: authenticate, or try again later.');
+      return sendGitAnswer(res, new DomainError('UNAUTHENTICATED', spent.message, [], spent.retryAfterSeconds));
+    }
+  }
 
   req.setTimeout(IDLE_TIMEOUT_MS, () => req.destroy());
+  const pace = ClientPace.watch(req, res, services.config.gitPaceWindowMs, services.log);
   const dir = services.git.pathFor(access.repo.id);
   const gitProtocol = gitProtocolFrom(req.get('git-protocol'));
   // Partial clone is served whatever the repository's own config says (repositories created before it).
@@ -77,24 +98,59 @@ async function handle(services: GitHttp, hosting: GitHosting, req: Request, res:
     }
     return hosting.track(receivePack(services, hosting, req, res, access.repo, access.viewer!, gitProtocol)).finally(pushDone);
   }
-  const release = await hosting.fetchSlots.acquire();
+
+  return serveFetch(services, hosting, req, res, pace, {
+    client: { address: clientAddress(req), userId: access.viewer?.userId },
+    repositoryId: access.repo.id,
+    rpc: { service, dir, config: fetchConfig, gitProtocol, maxBodyBytes: MAX_FETCH_REQUEST_BYTES, killOnDisconnect: true },
+  });
+}
+
+/**
+ * `POST git-upload-pack`: the whole request is read first, then a fetch slot taken, then git runs —
+ * so a client that sends slowly holds no slot and no git, only its connection.
+ */
+async function serveFetch(
+  services: GitHttp,
+  hosting: GitHosting,
+  req: Request,
+  res: Response,
+  pace: ClientPace,
+  fetch: { client: FetchClient; repositoryId: string; rpc: RpcOptions },
+): Promise<void> {
+  // A limit on the rate of anonymous fetches per client address belongs here: the client is known,
+  // and nothing has been read or started for it yet.
+  const body = await readRequestBody(req, res, pace, { maxBytes: fetch.rpc.maxBodyBytes, spoolDir: hosting.requestsDir });
+  if (body === null) return; // gone while sending
+  if (body instanceof DomainError) return sendGitAnswer(res, body);
+  const gone = new AbortController();
+  const leave = () => gone.abort();
+  res.once('close', leave);
+  if (res.destroyed) leave();
   try {
-    if (res.destroyed) return; // gave up while waiting for a slot
-    const run = await runRpc(req, res, {
-      service,
-      dir,
-      config: fetchConfig,
-      gitProtocol,
-      maxBodyBytes: MAX_FETCH_REQUEST_BYTES,
-      killOnDisconnect: true,
-    });
-    if (run.code !== 0 && run.signal !== 'SIGTERM') {
-      services.log.warn({ repositoryId: access.repo.id, code: run.code, stderr: run.stderr }, 'upload-pack failed');
+    // Listing refs (protocol v2 `ls-refs`) makes no pack: like the advertisement, it needs no slot.
+    const release = listsRefs(body.head, fetch.rpc.gitProtocol) ? () => undefined : await hosting.fetchSlot(fetch.client, gone.signal);
+    if (!release) return; // gave up while waiting for a slot
+    try {
+      const run = await runRpc(req, res, { ...fetch.rpc, body });
+      if (run.code !== 0 && run.signal !== 'SIGTERM') {
+        services.log.warn({ repositoryId: fetch.repositoryId, code: run.code, stderr: run.stderr }, 'upload-pack failed');
+      }
+      finishGitResponse(res, run);
+    } finally {
+      release();
     }
-    finishGitResponse(res, run);
   } finally {
-    release();
+    res.off('close', leave);
+    await body.dispose();
   }
+}
+
+/** Whether a protocol v2 request is `command=ls-refs` (its first pkt-line). */
+function listsRefs(head: Buffer, gitProtocol: string | undefined): boolean {
+  if (!gitProtocol?.split(':').includes('version=2')) return false;
+  const length = parseInt(head.subarray(0, 4).toString('latin1'), 16);
+  return /^command=ls-refs\n?$/.test(head.subarray(4, length).toString('latin1'));
 }
 
 function parseGitRequest(req: Request, match: RegExpExecArray): GitRequest | DomainError {

@@ -1,9 +1,10 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Transform, type TransformCallback } from 'node:stream';
-import zlib from 'node:zlib';
+import type { Transform } from 'node:stream';
 import { DomainError } from '../errors/domain-error.js';
-import { serverGitEnvironment } from './git-environment.js';
+import { environmentWithoutSecrets, serverGitEnvironment } from './git-environment.js';
+import { ClientPace } from './client-pace.js';
+import { bodyDecoder, ByteLimit, tooSlow, type RequestBody } from './request-body.js';
 
 /** The two smart-protocol services git clients ask for. */
 export type GitService = 'upload-pack' | 'receive-pack';
@@ -51,19 +52,11 @@ interface SpawnOptions {
   env?: Record<string, string>;
 }
 
-/**
- * The service's environment without its secrets (database URLs, the admin token, the secret key):
- * git and the hooks it runs for a client's request have no use for them.
- */
-const gitEnvironment = Object.fromEntries(
-  Object.entries(process.env).filter(([name]) => !/^(CAIRN_|DATABASE_URL$|MONGODB_URL$|PG)/.test(name)),
-);
-
 function spawnService(options: SpawnOptions, extraArgs: string[]): ChildProcessWithoutNullStreams {
   const args = [...options.config.flatMap((setting) => ['-c', setting]), options.service, '--stateless-rpc', ...extraArgs, options.dir];
   return spawn('git', args, {
     env: {
-      ...gitEnvironment,
+      ...environmentWithoutSecrets,
       ...serverGitEnvironment(),
       ...(options.gitProtocol ? { GIT_PROTOCOL: options.gitProtocol } : {}),
       ...options.env,
@@ -167,6 +160,11 @@ export interface RpcOptions extends SpawnOptions {
    * their own so that ref updates and their events stay together.
    */
   killOnDisconnect: boolean;
+  /**
+   * The request body, read to its end beforehand (fetches: a slow client holds no git while it
+   * sends). Without it, the request is streamed into git as it arrives (pushes: the body is the pack).
+   */
+  body?: RequestBody;
 }
 
 /**
@@ -175,40 +173,16 @@ export interface RpcOptions extends SpawnOptions {
  * output back into the response, both with backpressure.
  */
 export async function runRpc(req: IncomingMessage, res: ServerResponse, options: RpcOptions): Promise<ServiceRun> {
-  const decoder = bodyDecoder(req.headers['content-encoding']);
+  const decoder = options.body ? null : bodyDecoder(req.headers['content-encoding']);
   if (decoder instanceof DomainError) {
     req.resume();
     return { code: null, signal: null, responded: false, stderr: '', bodyError: decoder };
   }
   const child = spawnService(options, []);
-  let bodyError: DomainError | undefined;
-  const failBody = (error: DomainError) => {
-    bodyError ??= error;
-    child.stdin.destroy();
-    req.destroy(); // stop receiving what nobody will read
-  };
-  // `pipe`, not `pipeline`: when git stops reading (a refused push, a failed fetch) the request
-  // must stay open, so the client finishes sending and reads git's answer instead of a reset.
-  const limiter = new ByteLimit(options.maxBodyBytes);
-  limiter.on('error', (error: DomainError) => failBody(error));
-  if (decoder) {
-    decoder.on('error', () => failBody(new DomainError('BAD_REQUEST', 'the request body is not valid gzip')));
-    req.pipe(decoder).pipe(limiter);
-  } else {
-    req.pipe(limiter);
-  }
-  limiter.pipe(child.stdin);
-  const requestGone = () => {
-    // The request closed before all of it reached git — mid-upload, or after the last byte arrived but
-    // before it was read: git sees its input end and gives up, instead of waiting for it forever.
-    if (!req.readableEnded) child.stdin.destroy();
-  };
-  req.on('close', requestGone);
-  if (req.destroyed) requestGone(); // ...possibly while we waited for a lock or a slot
-  child.stdin.on('error', () => {
-    limiter.unpipe(child.stdin);
-    limiter.resume(); // discard the rest, still counted against the limit
-  });
+  child.stdin.on('error', () => undefined); // git may exit without reading all of its input
+  let streamed: ReturnType<typeof streamBody> | null = null;
+  if (options.body) options.body.pipeTo(child.stdin);
+  else streamed = streamBody(req, res, child, decoder, options.maxBodyBytes);
   const run = await relay(
     child,
     res,
@@ -221,25 +195,56 @@ export async function runRpc(req: IncomingMessage, res: ServerResponse, options:
       if (options.killOnDisconnect) child.kill('SIGTERM'); // SIGTERM: git removes its lock and temp files
     },
   );
-  return { ...run, bodyError };
+  return { ...run, bodyError: streamed?.error() };
 }
 
-function bodyDecoder(encoding: string | undefined): Transform | DomainError | null {
-  const value = (encoding ?? '').trim().toLowerCase();
-  if (value === '' || value === 'identity') return null;
-  if (value === 'gzip' || value === 'x-gzip') return zlib.createGunzip();
-  return new DomainError('UNSUPPORTED_MEDIA_TYPE', `unsupported Content-Encoding: ${value.slice(0, 40)}`);
-}
-
-/** Counts bytes and fails the stream past the limit (a bound on what a request can push through). */
-class ByteLimit extends Transform {
-  private seen = 0;
-  constructor(private readonly limit: number) {
-    super();
+/**
+ * Streams the request into git's stdin as it arrives, within `maxBytes` and the client's pace
+ * (client-pace.ts). Returns what stopped the body, if anything did.
+ */
+function streamBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  child: ChildProcessWithoutNullStreams,
+  decoder: Transform | null,
+  maxBytes: number,
+): { error: () => DomainError | undefined } {
+  let bodyError: DomainError | undefined;
+  const failBody = (error: DomainError) => {
+    bodyError ??= error;
+    child.stdin.destroy();
+    req.destroy(); // stop receiving what nobody will read
+  };
+  // `pipe`, not `pipeline`: when git stops reading (a refused push, a failed fetch) the request
+  // must stay open, so the client finishes sending and reads git's answer instead of a reset.
+  const limiter = new ByteLimit(maxBytes);
+  limiter.on('error', (error: DomainError) => failBody(error));
+  if (decoder) {
+    decoder.on('error', () => failBody(new DomainError('BAD_REQUEST', 'the request body is not valid gzip')));
+    req.pipe(decoder).pipe(limiter);
+  } else {
+    req.pipe(limiter);
   }
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    this.seen += chunk.length;
-    if (this.seen > this.limit) callback(new DomainError('PAYLOAD_TOO_LARGE', 'the request body is too large'));
-    else callback(null, chunk);
-  }
+  limiter.pipe(child.stdin);
+  const pace = ClientPace.of(req);
+  pace?.onSlowRequest(() => {
+    // Too slow: git gets no more of it and fails; the client gets the answer (408 unless git has
+    // spoken) while what it still sends is discarded, and the connection closes after the answer.
+    bodyError ??= tooSlow(req, res, pace);
+    req.unpipe();
+    req.resume();
+    child.stdin.destroy();
+  });
+  const requestGone = () => {
+    // The request closed before all of it reached git — mid-upload, or after the last byte arrived but
+    // before it was read: git sees its input end and gives up, instead of waiting for it forever.
+    if (!req.readableEnded) child.stdin.destroy();
+  };
+  req.on('close', requestGone);
+  if (req.destroyed) requestGone(); // ...possibly while we waited for a lock or a slot
+  child.stdin.on('error', () => {
+    limiter.unpipe(child.stdin);
+    limiter.resume(); // discard the rest, still counted against the limit
+  });
+  return { error: () => bodyError };
 }

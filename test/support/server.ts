@@ -85,6 +85,7 @@ export class CairnServer {
         // Test files and benchmarks are heavy users of one admin token; test/rate-limits.test.ts tests the limits.
         CAIRN_RATE_LIMIT: '10000000',
         CAIRN_RATE_LIMIT_CREATE: '1000000',
+        CAIRN_RATE_LIMIT_GIT_ANONYMOUS: '1000000',
         ...(this.databaseUrl ? { DATABASE_URL: this.databaseUrl } : {}),
         ...this.env,
       },
