@@ -24,8 +24,12 @@ afterAll(async () => {
   await Promise.all([server?.destroy(), git?.cleanup()]);
 });
 
-const noServerError = (responses: ApiResponse[]) =>
-  expect(responses.filter((res) => res.status >= 500).map((res) => `${res.status} ${res.text}`)).toEqual([]);
+/** No 5xx; when there is one, the failure shows what the service logged about it. */
+const noServerError = (responses: ApiResponse[]) => {
+  const failed = responses.filter((res) => res.status >= 500);
+  const logged = failed.length ? server.logs().filter((line) => Number(line.level) >= 50) : [];
+  expect(failed.map((res) => `${res.status} ${res.text}`).concat(logged.map((line) => JSON.stringify(line)))).toEqual([]);
+};
 
 test('opening and retargeting race pushes that delete and recreate their branches: no 5xx, open pull requests follow the branches', async () => {
   const repo = await PullRepo.create(server, git, owner, 'racing');
