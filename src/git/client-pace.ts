@@ -110,7 +110,7 @@ export class ClientPace {
     watched.add(pace);
     if (!ticker) {
       lastTick = performance.now();
-      ticker = setInterval(() => void tick(), TICK_MS);
+      ticker = setInterval(() => void tick().catch((error: unknown) => log.error({ err: error }, 'git client pace check failed')), TICK_MS);
       ticker.unref();
     }
     res.once('close', () => pace.stop());
@@ -170,8 +170,11 @@ export class ClientPace {
     this.cutOff('response');
     // A reset, not a close: the output still queued for this client is dropped at once instead of
     // lingering in kernel buffers while the client takes its time; the client learns of it on its next read.
-    if (this.res.socket) this.res.socket.resetAndDestroy();
-    else this.res.destroy();
+    try {
+      this.socket.resetAndDestroy();
+    } catch {
+      this.socket.destroy(); // not a plain TCP socket
+    }
     this.stop();
   }
 

@@ -23,7 +23,7 @@ export function handedToKernel(socket: Socket): number {
   if (typeof handle?.bytesWritten === 'number' && typeof handle.writeQueueSize === 'number') {
     return handle.bytesWritten - handle.writeQueueSize;
   }
-  return socket.bytesWritten - socket.writableLength;
+  return (socket.bytesWritten || 0) - socket.writableLength; // a destroyed socket counts no bytes
 }
 
 const littleEndian = os.endianness() === 'LE';
