@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Logger } from '../logger.js';
+import { drained, handedToKernel } from './tcp-queue.js';
 
 /**
  * The slowest pace a git client may keep while the server waits on it: 1 KiB/s, averaged over a
@@ -10,6 +12,8 @@ import type { Logger } from '../logger.js';
  */
 const MIN_BYTES_PER_SECOND = 1024;
 const TICK_MS = 1000;
+/** The kernel is asked what clients drained (tcp-queue.ts) at most this often: it costs a walk of every socket. */
+const KERNEL_EVERY_MS = 5000;
 
 /**
  * Bytes one direction of a connection moved, judged only over time the server spent waiting on the
@@ -19,31 +23,27 @@ const TICK_MS = 1000;
 class Gauge {
   private waitedMs = 0;
   private bytes = 0;
-  private last: number;
+  private last = 0;
   private wasWaiting = false;
 
-  constructor(
-    private readonly moved: () => number,
-    private readonly waitingOnClient: () => boolean,
-  ) {
-    this.last = moved();
-  }
-
-  /** True when a window of waiting just completed with less than the floor moved. */
-  tooSlowAfter(ms: number, windowMs: number): boolean {
-    const moved = this.moved();
-    const waiting = this.waitingOnClient();
+  /** `moved`: the direction's running count of bytes; true when a window of waiting just completed with less than the floor. */
+  tooSlowAfter(elapsedMs: number, windowMs: number, waiting: boolean, moved: number): boolean {
     if (waiting && this.wasWaiting) {
-      this.waitedMs += ms;
-      this.bytes += moved - this.last;
+      this.waitedMs += elapsedMs;
+      this.bytes += Math.max(0, moved - this.last);
     }
     this.last = moved;
     this.wasWaiting = waiting;
     if (this.waitedMs < windowMs) return false;
     const tooSlow = this.bytes < (MIN_BYTES_PER_SECOND * windowMs) / 1000;
+    this.reset();
+    return tooSlow;
+  }
+
+  reset(): void {
     this.waitedMs = 0;
     this.bytes = 0;
-    return tooSlow;
+    this.wasWaiting = false;
   }
 }
 
@@ -51,44 +51,56 @@ const paces = new WeakMap<IncomingMessage, ClientPace>();
 const watched = new Set<ClientPace>();
 let ticker: NodeJS.Timeout | null = null;
 let lastTick = 0;
+let lastKernelRead = -Infinity;
+let ticking = false;
 
-function tick(): void {
-  const now = performance.now();
-  // A stalled event loop read nothing either: never blame a client for more than two ticks at once.
-  const elapsed = Math.min(now - lastTick, 2 * TICK_MS);
-  lastTick = now;
-  for (const pace of watched) pace.tick(elapsed);
+async function tick(): Promise<void> {
+  if (ticking) return;
+  ticking = true;
+  try {
+    const now = performance.now();
+    // A stalled event loop read nothing either: never blame a client for more than two ticks at once.
+    const elapsed = Math.min(now - lastTick, 2 * TICK_MS);
+    lastTick = now;
+    let kernel: Map<Socket, number> | null = null;
+    const asking = [...watched].filter((pace) => pace.wantsKernel(now));
+    if (asking.length && now - lastKernelRead >= Math.min(KERNEL_EVERY_MS, ...asking.map((pace) => pace.windowMs / 5))) {
+      lastKernelRead = now;
+      kernel = await drained(asking.map((pace) => pace.socket));
+    }
+    for (const pace of watched) pace.tick(elapsed, now, kernel);
+  } finally {
+    ticking = false;
+  }
 }
 
 /**
- * Watches one git request's pace in both directions, from the connection's own byte counts:
- * - the request body, while someone reads it and it is not all in (not while git or the disk holds
- *   it back): too slow, and whoever reads it is told (`onSlowRequest`) — it answers 408 when it still
- *   can; with nobody told, the connection is dropped;
- * - the response, while output waits on the client (the response is backpressured): too slow, and
- *   the connection is reset, which stops a fetch's git and frees its slot.
+ * Watches one git request's pace in both directions:
+ * - the request body (bytes read from the connection), while someone reads it and it is not all in
+ *   (not while git or the disk holds it back): too slow, and whoever reads it is told
+ *   (`onSlowRequest`) — it answers 408 when it still can; with nobody told, the connection is dropped;
+ * - the response, while output waits on the client (the response is backpressured): first by what
+ *   Node hands to the kernel, which costs nothing but lags behind a client when the kernel's send
+ *   buffer is large; a window under the floor there is checked over one more window against what the
+ *   client acknowledged (tcp-queue.ts). Still too slow, and the connection is reset, which stops a
+ *   fetch's git and frees its slot.
  */
 export class ClientPace {
-  private readonly request: Gauge;
-  private readonly response: Gauge;
+  readonly socket: Socket;
+  private readonly request = new Gauge();
+  private readonly response = new Gauge();
   private slowRequest: (() => void) | null = null;
   private requestCut = false;
+  /** A response under the floor by the cheap measure, being checked against the kernel's (from: drained then, at: when). */
+  private checking: { from: number; at: number } | 'starting' | null = null;
 
   private constructor(
     private readonly req: IncomingMessage,
     private readonly res: ServerResponse,
-    private readonly windowMs: number,
+    readonly windowMs: number,
     private readonly log: Logger,
   ) {
-    const socket = req.socket;
-    this.request = new Gauge(
-      () => socket.bytesRead,
-      () => req.readableFlowing === true && !req.complete,
-    );
-    this.response = new Gauge(
-      () => socket.bytesWritten,
-      () => res.writableNeedDrain,
-    );
+    this.socket = req.socket;
   }
 
   /** Starts watching a request until its response closes. */
@@ -98,7 +110,7 @@ export class ClientPace {
     watched.add(pace);
     if (!ticker) {
       lastTick = performance.now();
-      ticker = setInterval(tick, TICK_MS);
+      ticker = setInterval(() => void tick().catch((error: unknown) => log.error({ err: error }, 'git client pace check failed')), TICK_MS);
       ticker.unref();
     }
     res.once('close', () => pace.stop());
@@ -120,21 +132,50 @@ export class ClientPace {
     return `${MIN_BYTES_PER_SECOND / 1024} KiB/s for ${Math.round(this.windowMs / 1000)} s`;
   }
 
-  tick(elapsedMs: number): void {
-    if (!this.requestCut && this.request.tooSlowAfter(elapsedMs, this.windowMs)) {
+  /** Whether this tick needs what the client drained: to start checking, or to end a check a window long. */
+  wantsKernel(now: number): boolean {
+    if (!this.checking || !this.res.writableNeedDrain) return false;
+    return this.checking === 'starting' || now - this.checking.at >= this.windowMs;
+  }
+
+  /** `kernel`: what clients had drained, when it was read this tick. */
+  tick(elapsedMs: number, now: number, kernel: Map<Socket, number> | null): void {
+    const receiving = this.req.readableFlowing === true && !this.req.complete;
+    if (!this.requestCut && this.request.tooSlowAfter(elapsedMs, this.windowMs, receiving, this.socket.bytesRead)) {
       this.requestCut = true;
       this.cutOff('request');
       if (this.slowRequest) this.slowRequest();
       else this.req.destroy();
     }
-    if (this.response.tooSlowAfter(elapsedMs, this.windowMs)) {
-      this.cutOff('response');
-      // A reset, not a close: the output still queued for this client is dropped at once instead of
-      // lingering in kernel buffers while the client takes its time; the client learns of it on its next read.
-      if (this.res.socket) this.res.socket.resetAndDestroy();
-      else this.res.destroy();
-      this.stop();
+    const waiting = this.res.writableNeedDrain;
+    if (!this.checking) {
+      if (this.response.tooSlowAfter(elapsedMs, this.windowMs, waiting, handedToKernel(this.socket))) this.checking = 'starting';
+      return;
     }
+    if (!waiting) {
+      this.checking = null; // it caught up with the output
+      this.response.reset();
+      return;
+    }
+    const drainedNow = kernel?.get(this.socket);
+    if (drainedNow === undefined) return;
+    if (this.checking === 'starting') {
+      this.checking = { from: drainedNow, at: now };
+      return;
+    }
+    const rate = (drainedNow - this.checking.from) / ((now - this.checking.at) / 1000);
+    this.checking = null;
+    this.response.reset();
+    if (rate >= MIN_BYTES_PER_SECOND) return;
+    this.cutOff('response');
+    // A reset, not a close: the output still queued for this client is dropped at once instead of
+    // lingering in kernel buffers while the client takes its time; the client learns of it on its next read.
+    try {
+      this.socket.resetAndDestroy();
+    } catch {
+      this.socket.destroy(); // not a plain TCP socket
+    }
+    this.stop();
   }
 
   private cutOff(direction: 'request' | 'response'): void {
