@@ -19,7 +19,7 @@ const OWN = '{message}';
  * clients read `extensions.code`, REST clients the status and `error.code`,
  * git clients the status (and the message git prints). Nothing else maps these codes; GraphQL's own
  * errors (a query that does not parse or validate, a variable of the wrong type) keep GraphQL's.
- * BUSY and SMART_HTTP_ONLY are git's alone today.
+ * BUSY, REQUEST_TIMEOUT and SMART_HTTP_ONLY are git's alone today.
  */
 export const ANSWERS: Record<ErrorCode, Answer> = {
   BAD_REQUEST: { graphql: 'BAD_REQUEST', status: 400, rest: 'bad_request', git: OWN },

@@ -118,8 +118,6 @@ async function serveFetch(
   pace: ClientPace,
   fetch: { client: FetchClient; repositoryId: string; rpc: RpcOptions },
 ): Promise<void> {
-  // A limit on the rate of anonymous fetches per client address belongs here: the client is known,
-  // and nothing has been read or started for it yet.
   const body = await readRequestBody(req, res, pace, { maxBytes: fetch.rpc.maxBodyBytes, spoolDir: hosting.requestsDir });
   if (body === null) return; // gone while sending
   if (body instanceof DomainError) return sendGitAnswer(res, body);
