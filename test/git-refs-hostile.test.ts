@@ -68,6 +68,16 @@ async function browse(repo: Repo) {
   );
 }
 
+/** Plants what a writer's replace ref left before the fix: a self-pointing replace ref on disk and a journal row stuck on it. */
+async function poison(repo: Repo): Promise<void> {
+  await git.git(['update-ref', `refs/replace/${repo.base}`, repo.base], { cwd: bare(repo) });
+  await query(
+    server,
+    `insert into git_push_journal (repository_id, user_id, commits_new_to, started_at) values ($1, $2, 'repository', now())`,
+    [repo.id, bob.userId],
+  );
+}
+
 describe('a push writes branches and tags only', () => {
   test('a self-referencing refs/replace/ ref is refused with the reason; the owner keeps pushing and browsing works', async () => {
     const repo = await setUp('replace-self');
@@ -184,12 +194,7 @@ describe('repositories poisoned before the rule', () => {
 
   test('a self-referencing replace ref and a stuck journal row heal: the owner pushes, a restart finds nothing left', async () => {
     const repo = await setUp('poisoned');
-    await git.git(['update-ref', `refs/replace/${repo.base}`, repo.base], { cwd: bare(repo) });
-    await query(
-      server,
-      `insert into git_push_journal (repository_id, user_id, commits_new_to, started_at) values ($1, $2, 'repository', now())`,
-      [repo.id, bob.userId],
-    );
+    await poison(repo);
     const before = await lastEventId(server);
 
     const { result, sha } = await ownerPushes(repo, 'owner after poison');
@@ -262,12 +267,7 @@ describe('repositories poisoned before the rule', () => {
 
   test('start-up heals a stuck journal row of a poisoned repository without any push', async () => {
     const repo = await setUp('heal-at-start');
-    await git.git(['update-ref', `refs/replace/${repo.base}`, repo.base], { cwd: bare(repo) });
-    await query(
-      server,
-      `insert into git_push_journal (repository_id, user_id, commits_new_to, started_at) values ($1, $2, 'repository', now())`,
-      [repo.id, bob.userId],
-    );
+    await poison(repo);
     const before = await lastEventId(server);
     await server.stop();
     server = await server.restart();
