@@ -185,7 +185,7 @@ describe('cairn webhook deliveries', () => {
       code: 1,
       stderr: expect.stringMatching(/not found/i),
     });
-    expect(await failing('webhook', 'deliveries', 'ops/watched', 'whk_nonesuch')).toMatchObject({
+    expect(await failing('webhook', 'deliveries', 'ops/watched', 'hook_nonesuch')).toMatchObject({
       code: 1,
       stderr: expect.stringMatching(/not found/i),
     });
