@@ -1,19 +1,22 @@
 #!/usr/bin/env node
 /**
- * `npx cairn …`: manage users and tokens of a running Cairn through its
- * GraphQL API. The admin token comes from --token, CAIRN_TOKEN, or the
- * data directory's admin-token file; the address from --url, CAIRN_BASE_URL
- * or http://localhost:$PORT. A created token is printed on the last line of
- * stdout, so scripts can take it with `tail -n 1`.
+ * `npx cairn …`: manage users and tokens of a running Cairn, and read its
+ * webhook deliveries, through its GraphQL API. The admin token comes from
+ * --token, CAIRN_TOKEN, or the data directory's admin-token file; the address
+ * from --url, CAIRN_BASE_URL or http://localhost:$PORT. A created token is
+ * printed on the last line of stdout, so scripts can take it with `tail -n 1`.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { fail, graphql } from './cli/api.js';
+import { listDeliveries, listTokens, listUsers } from './cli/lists.js';
 
 const USAGE = `usage:
   cairn user create <login> --email <email> [--admin]
+  cairn user list [--json] [--limit <n>] [--offset <n>]
   cairn token create --name <name> --scopes <scope,scope> [--login <login>] [--expires-at <ISO date>]
+  cairn token list [--login <login>] [--json] [--limit <n>] [--offset <n>]
   cairn token revoke <token-id>
+  cairn webhook deliveries <owner/name | repository id> <webhook id> [--json] [--limit <n>] [--offset <n>]
 options: --url <base url>  --token <admin token>  --data-dir <dir>`;
 
 const OPTIONS = {
@@ -23,6 +26,9 @@ const OPTIONS = {
   scopes: { type: 'string' },
   login: { type: 'string' },
   'expires-at': { type: 'string' },
+  json: { type: 'boolean', default: false },
+  limit: { type: 'string' },
+  offset: { type: 'string' },
   url: { type: 'string' },
   token: { type: 'string' },
   'data-dir': { type: 'string' },
@@ -39,58 +45,38 @@ function parseCommandLine() {
 
 const { values, positionals } = parseCommandLine();
 
-function fail(message: string): never {
-  console.error(message);
-  process.exit(1);
+/** A missing argument names itself (`--email is required`), then the usage. */
+function required<T>(value: T | undefined, name: string): T {
+  if (value === undefined || value === '') fail(`${name} is required\n${USAGE}`);
+  return value;
 }
 
-function adminToken(): string {
-  if (values.token) return values.token;
-  if (process.env.CAIRN_TOKEN) return process.env.CAIRN_TOKEN;
-  const file = path.join(path.resolve(values['data-dir'] ?? process.env.CAIRN_DATA_DIR ?? './data'), 'admin-token');
-  try {
-    return fs.readFileSync(file, 'utf8').trim();
-  } catch {
-    return fail(`no token: pass --token, set CAIRN_TOKEN, or run where ${file} exists`);
-  }
-}
-
-async function graphql<T>(query: string, variables: Record<string, unknown>): Promise<T> {
-  const base = (values.url ?? process.env.CAIRN_BASE_URL ?? `http://localhost:${process.env.PORT ?? 3000}`).replace(/\/+$/, '');
-  let response: Response;
-  try {
-    response = await fetch(`${base}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken()}` },
-      body: JSON.stringify({ query, variables }),
-    });
-  } catch {
-    return fail(`cannot reach Cairn at ${base}: is it running?`);
-  }
-  const body = (await response.json().catch(() => ({}))) as { data?: T; errors?: { message: string }[] };
-  if (body.errors?.length || !body.data) fail(`error: ${body.errors?.map((e) => e.message).join('; ') ?? `HTTP ${response.status}`}`);
-  return body.data;
-}
-
-const [noun, verb, argument] = positionals;
+const [noun, verb, argument, second] = positionals;
+const command = `${noun ?? ''} ${verb ?? ''}`;
 if (values.help || !noun) {
   console.log(USAGE);
-} else if (noun === 'user' && verb === 'create') {
-  if (!argument || !values.email) fail(USAGE);
+} else if (command === 'user create') {
+  const login = required(argument, '<login>');
+  const email = required(values.email, '--email');
   const data = await graphql<{ createUser: { id: string; login: string } }>(
+    values,
     'mutation($input: CreateUserInput!) { createUser(input: $input) { id login email admin } }',
-    { input: { login: argument, email: values.email, admin: values.admin } },
+    { input: { login, email, admin: values.admin } },
   );
   console.log(`created user ${data.createUser.login} (${data.createUser.id})`);
-} else if (noun === 'token' && verb === 'create') {
-  if (!values.name || !values.scopes) fail(USAGE);
+} else if (command === 'user list') {
+  await listUsers(values);
+} else if (command === 'token create') {
+  const name = required(values.name, '--name');
+  const scopes = required(values.scopes, '--scopes');
   const data = await graphql<{ createAccessToken: { token: string; accessToken: { id: string; scopes: string[] } } }>(
+    values,
     'mutation($input: CreateAccessTokenInput!) { createAccessToken(input: $input) { token accessToken { id name scopes expiresAt } } }',
     {
       input: {
         login: values.login,
-        name: values.name,
-        scopes: values.scopes
+        name,
+        scopes: scopes
           .split(',')
           .map((s) => s.trim())
           .filter(Boolean),
@@ -101,10 +87,14 @@ if (values.help || !noun) {
   const { token, accessToken } = data.createAccessToken;
   console.log(`created token ${accessToken.id} with scopes ${accessToken.scopes.join(', ')} (shown once):`);
   console.log(token);
-} else if (noun === 'token' && verb === 'revoke') {
-  if (!argument) fail(USAGE);
-  await graphql('mutation($id: ID!) { revokeAccessToken(id: $id) }', { id: argument });
-  console.log(`revoked ${argument}`);
+} else if (command === 'token list') {
+  await listTokens(values);
+} else if (command === 'token revoke') {
+  const id = required(argument, '<token-id>');
+  await graphql(values, 'mutation($id: ID!) { revokeAccessToken(id: $id) }', { id });
+  console.log(`revoked ${id}`);
+} else if (command === 'webhook deliveries') {
+  await listDeliveries(values, required(argument, '<repo>'), required(second, '<hook>'));
 } else {
-  fail(USAGE);
+  fail(`unknown command: ${positionals.join(' ')}\n${USAGE}`);
 }

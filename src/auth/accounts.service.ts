@@ -1,6 +1,7 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { conflict, DomainError, notFound, Problems } from '../errors/domain-error.js';
+import { connection, type Connection, type Page } from '../graphql/pagination.js';
 import { requireScope } from './permissions.js';
 import { looksLikeId } from '../ids.js';
 import { grants, isScope, SCOPES, type Principal, type Scope } from '../principal.js';
@@ -53,6 +54,34 @@ export class Accounts {
   /** The caller's own tokens, newest first. */
   tokens(em: EntityManager, viewer: Principal): Promise<AccessToken[]> {
     return em.find(AccessToken, { user: viewer.userId }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+  }
+
+  /** Every account, oldest first (as GitHub's and Gitea's admin user lists); site admins only. */
+  async users(em: EntityManager, viewer: Principal, page: Page): Promise<Connection<User>> {
+    requireSiteAdmin(viewer);
+    const [users, total] = await em.findAndCount(
+      User,
+      {},
+      { orderBy: { createdAt: 'asc', id: 'asc' }, limit: page.limit, offset: page.offset },
+    );
+    return connection(users, total, page);
+  }
+
+  /**
+   * A user's tokens, revoked and expired ones included, newest first: the
+   * caller's own by default; another user's (by login) for a site admin only.
+   */
+  async tokensOf(em: EntityManager, viewer: Principal, login: string | null, page: Page): Promise<Connection<AccessToken>> {
+    const forOther = login != null && login.toLowerCase() !== viewer.login.toLowerCase();
+    if (forOther) requireSiteAdmin(viewer);
+    const user = forOther ? await em.findOne(User, { loginKey: login.toLowerCase() }) : { id: viewer.userId };
+    if (!user) throw notFound('user');
+    const [tokens, total] = await em.findAndCount(
+      AccessToken,
+      { user: user.id },
+      { orderBy: { createdAt: 'desc', id: 'desc' }, limit: page.limit, offset: page.offset },
+    );
+    return connection(tokens, total, page);
   }
 
   async createUser(em: EntityManager, viewer: Principal, input: CreateUserInput): Promise<User> {

@@ -1,12 +1,16 @@
-import { Arg, Ctx, ID, Mutation, Query, Resolver, UseMiddleware } from 'type-graphql';
+import { Arg, Args, Ctx, ID, Mutation, Query, Resolver, UseMiddleware } from 'type-graphql';
 import { CreatesContent } from '../ratelimit/creates-content.js';
 import type { ResolverContext } from '../graphql/context.js';
+import { ConnectionType, PageArgs, resolvePage } from '../graphql/pagination.js';
 import { AccessToken } from './access-token.entity.js';
 import { CreateAccessTokenInput, CreatedAccessToken, CreateUserInput } from './auth.inputs.js';
 import { User } from './user.entity.js';
 import type { Accounts } from './accounts.service.js';
 
 type Context = ResolverContext<{ accounts: Accounts }>;
+
+const UserConnection = ConnectionType(User, 'UserConnection');
+const AccessTokenConnection = ConnectionType(AccessToken, 'AccessTokenConnection');
 
 @Resolver()
 export class AuthResolver {
@@ -18,6 +22,26 @@ export class AuthResolver {
   @Query(() => [AccessToken], { description: "The caller's own tokens, newest first (secrets are never shown again)." })
   accessTokens(@Ctx() ctx: Context): Promise<AccessToken[]> {
     return ctx.services.accounts.tokens(ctx.em, ctx.viewer);
+  }
+
+  @Query(() => UserConnection, { description: 'Every account, oldest first. Needs a site admin token with the admin scope.' })
+  users(@Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context) {
+    return ctx.services.accounts.users(ctx.em, ctx.viewer, resolvePage(page));
+  }
+
+  @Query(() => AccessTokenConnection, {
+    description: "A user's tokens, revoked and expired ones included, newest first (secrets are never shown again).",
+  })
+  userAccessTokens(
+    @Args(() => PageArgs) page: PageArgs,
+    @Arg('login', () => String, {
+      nullable: true,
+      description: "Whose tokens; defaults to the caller. Another user's needs the admin scope.",
+    })
+    login: string | null,
+    @Ctx() ctx: Context,
+  ) {
+    return ctx.services.accounts.tokensOf(ctx.em, ctx.viewer, login, resolvePage(page));
   }
 
   @Mutation(() => User, { description: 'Needs a site admin token with the admin scope.' })
