@@ -6,7 +6,7 @@
  *   platform     src/db/, src/graphql/, src/http/, src/jobs/, src/ratelimit/ — name no capability
  *   capabilities auth → events → repositories → git → collaborators | issues → pulls,
  *                and webhooks (→ repositories): each imports only those before it
- *   composition  src/{capabilities,context,schema,server,run}.ts, src/scripts/, src/cli.ts
+ *   composition  src/{capabilities,context,schema,server,run}.ts, src/scripts/, src/cli.ts, src/cli/
  *   surfaces     rest-facade/ (the REST facade and the process entry), which src/ never imports
  *
  * A capability that needs something of a later one declares an interface and
@@ -14,7 +14,7 @@
  */
 const KERNEL = '^src/(config|logger|ids|version|principal)\\.ts$|^src/errors/';
 const PLATFORM = '^src/(db|graphql|http|jobs|ratelimit)/';
-const COMPOSITION = '^src/(capabilities|context|schema|server|run|cli)\\.ts$|^src/scripts/';
+const COMPOSITION = '^src/(capabilities|context|schema|server|run|cli)\\.ts$|^src/(scripts|cli)/';
 const CAPABILITIES = ['auth', 'events', 'repositories', 'git', 'collaborators', 'issues', 'pulls', 'webhooks'];
 
 /** What each capability may import besides the kernel and the platform. */
