@@ -74,10 +74,10 @@ export async function startService(config: Config, log: Logger, surface: Surface
     const locks = new RepositoryLocks(databaseUrl);
     cleanups.push(() => locks.close());
     const refs = new RefTransactions(orm, git, events, locks, log);
-    const mergeability = new Mergeability(orm, git, log);
+    const mergeability = new Mergeability(orm, git, log, metrics);
     refs.onRefsChanged(followRefs(events, git, mergeability));
     const auth = new TokenAuthenticator(orm.em.fork(), log);
-    const limiter = new RateLimiter(orm, log);
+    const limiter = new RateLimiter(orm, log, metrics);
     limiter.start();
     cleanups.push(() => limiter.stop()); // counts reach the database before it closes
     // The use cases, each given the collaborators it needs.
@@ -127,7 +127,7 @@ export async function startService(config: Config, log: Logger, surface: Surface
       apollo,
       metrics,
       ready,
-      protocols: [['/', createGitRouter(services, hosting)]],
+      protocols: [['/', createGitRouter(services, hosting, metrics)]],
       mounts: surface(services, schema),
     });
 

@@ -6,6 +6,7 @@ import type { Principal } from '../principal.js';
 import { DomainError } from '../errors/domain-error.js';
 import type { Repository } from '../repositories/repository.entity.js';
 import { PUSH_REPORT_ENV, pushDetailsFile } from './hooks.js';
+import type { GitExchange } from './git-metrics.js';
 import type { GitHosting } from './hosting.js';
 import type { GitHttp } from './git-http.js';
 import { finishGitResponse, sendGitAnswer } from './http-answers.js';
@@ -35,6 +36,7 @@ export async function receivePack(
   repo: Repository,
   pusher: Principal,
   gitProtocol: string | undefined,
+  exchange: GitExchange,
 ): Promise<void> {
   const gone = new AbortController();
   const onClose = () => gone.abort();
@@ -71,6 +73,7 @@ export async function receivePack(
           killOnDisconnect: false,
         });
         received = performance.now();
+        exchange.ran(run);
         if (run.code !== 0) services.log.warn({ repositoryId: repo.id, code: run.code, stderr: run.stderr }, 'receive-pack failed');
         const [updates, details] = await Promise.all([
           fs.readFile(report, 'utf8').catch(() => ''),

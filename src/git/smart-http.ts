@@ -4,7 +4,9 @@ import type { GitHttp } from './git-http.js';
 import type { FetchClient, GitHosting } from './hosting.js';
 import { DomainError } from '../errors/domain-error.js';
 import { rateLimitHeaders, refusal } from '../ratelimit/rate-limits.js';
+import type { Metrics } from '../http/metrics.js';
 import { clientAddress } from './client-address.js';
+import { GitExchange } from './git-metrics.js';
 import { ClientPace } from './client-pace.js';
 import { finishGitResponse, sendGitAnswer } from './http-answers.js';
 import { receivePack } from './receive.js';
@@ -43,12 +45,12 @@ interface GitRequest {
  * `POST git-receive-pack`. The protocol itself is the git binary's; this
  * only authenticates, finds the repository and streams.
  */
-export function createGitRouter(services: GitHttp, hosting: GitHosting): express.Router {
+export function createGitRouter(services: GitHttp, hosting: GitHosting, metrics: Metrics): express.Router {
   const router = express.Router();
   router.use((req, res, next) => {
     const match = GIT_PATH.exec(req.path);
     if (!match) return next();
-    handle(services, hosting, req, res, match).catch((error: unknown) => {
+    handle(services, hosting, metrics, req, res, match).catch((error: unknown) => {
       services.log.error({ err: error, path: req.path }, 'git request failed');
       if (!res.headersSent) sendGitAnswer(res, new DomainError('INTERNAL', 'Internal error.'));
       else res.destroy();
@@ -57,14 +59,27 @@ export function createGitRouter(services: GitHttp, hosting: GitHosting): express
   return router;
 }
 
-async function handle(services: GitHttp, hosting: GitHosting, req: Request, res: Response, match: RegExpExecArray): Promise<void> {
+async function handle(
+  services: GitHttp,
+  hosting: GitHosting,
+  metrics: Metrics,
+  req: Request,
+  res: Response,
+  match: RegExpExecArray,
+): Promise<void> {
   const parsed = parseGitRequest(req, match);
   if (parsed instanceof DomainError) return sendGitAnswer(res, parsed);
   const { owner, name, service, advertise } = parsed;
+  const exchange = new GitExchange(metrics, service, !advertise, req, res);
 
   const em = services.orm.em.fork();
-  const access = await gitAccess(services, em, tokenFrom(req.get('authorization')), owner, name, service === 'receive-pack');
-  if (!access.ok) return sendGitAnswer(res, access.error);
+  const token = tokenFrom(req.get('authorization'));
+  const access = await gitAccess(services, em, token, owner, name, service === 'receive-pack');
+  if (!access.ok) {
+    // git asks without credentials first and sends them only when challenged: not a refusal.
+    if (!token && access.error.code === 'UNAUTHENTICATED') exchange.uncounted();
+    return sendGitAnswer(res, access.error);
+  }
   if (!access.viewer && service === 'upload-pack') {
     // Anonymous fetches count per client address (every request of one: the advertisement and each exchange).
     const quota = await services.rateLimits.anonymousFetch(clientAddress(req));
@@ -73,6 +88,7 @@ async function handle(services: GitHttp, hosting: GitHosting, req: Request, res:
       // 401, not 429: git sends the credentials it has only when challenged, so a client that has a
       // token retries with it (authenticated fetches are not limited here); one without learns why.
       const spent = refusal(quota, 'Too many anonymous fetches from this address: authenticate, or try again later.');
+      exchange.ended('refused');
       return sendGitAnswer(res, new DomainError('UNAUTHENTICATED', spent.message, [], spent.retryAfterSeconds));
     }
   }
@@ -96,10 +112,10 @@ async function handle(services: GitHttp, hosting: GitHosting, req: Request, res:
         new DomainError('RATE_LIMITED', 'Too many pushes in progress from this account; try again when they have finished.'),
       );
     }
-    return hosting.track(receivePack(services, hosting, req, res, access.repo, access.viewer!, gitProtocol)).finally(pushDone);
+    return hosting.track(receivePack(services, hosting, req, res, access.repo, access.viewer!, gitProtocol, exchange)).finally(pushDone);
   }
 
-  return serveFetch(services, hosting, req, res, pace, {
+  return serveFetch(services, hosting, req, res, pace, exchange, {
     client: { address: clientAddress(req), userId: access.viewer?.userId },
     repositoryId: access.repo.id,
     rpc: { service, dir, config: fetchConfig, gitProtocol, maxBodyBytes: MAX_FETCH_REQUEST_BYTES, killOnDisconnect: true },
@@ -116,6 +132,7 @@ async function serveFetch(
   req: Request,
   res: Response,
   pace: ClientPace,
+  exchange: GitExchange,
   fetch: { client: FetchClient; repositoryId: string; rpc: RpcOptions },
 ): Promise<void> {
   const body = await readRequestBody(req, res, pace, { maxBytes: fetch.rpc.maxBodyBytes, spoolDir: hosting.requestsDir });
@@ -127,10 +144,13 @@ async function serveFetch(
   if (res.destroyed) leave();
   try {
     // Listing refs (protocol v2 `ls-refs`) makes no pack: like the advertisement, it needs no slot.
-    const release = listsRefs(body.head, fetch.rpc.gitProtocol) ? () => undefined : await hosting.fetchSlot(fetch.client, gone.signal);
+    const listing = listsRefs(body.head, fetch.rpc.gitProtocol);
+    if (listing) exchange.uncounted(); // part of the fetch that follows, like the advertisement
+    const release = listing ? () => undefined : await hosting.fetchSlot(fetch.client, gone.signal);
     if (!release) return; // gave up while waiting for a slot
     try {
       const run = await runRpc(req, res, { ...fetch.rpc, body });
+      exchange.ran(run);
       if (run.code !== 0 && run.signal !== 'SIGTERM') {
         services.log.warn({ repositoryId: fetch.repositoryId, code: run.code, stderr: run.stderr }, 'upload-pack failed');
       }

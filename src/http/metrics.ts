@@ -39,6 +39,62 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Fetches (upload-pack exchanges) and pushes (receive-pack exchanges), and refusals before either. */
+  readonly gitRequests = new Counter({
+    name: 'cairn_git_requests_total',
+    help: 'Git fetches and pushes by service and outcome (ok, refused, failed, aborted)',
+    labelNames: ['service', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly gitDuration = new Histogram({
+    name: 'cairn_git_request_duration_seconds',
+    help: 'Duration of git fetch and push exchanges, from request to the end of the response',
+    labelNames: ['service'] as const,
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    registers: [this.registry],
+  });
+
+  readonly gitBytes = new Counter({
+    name: 'cairn_git_bytes_total',
+    help: 'Bytes of git smart HTTP traffic on the wire, by service and direction (in: from clients, out: to clients)',
+    labelNames: ['service', 'direction'] as const,
+    registers: [this.registry],
+  });
+
+  readonly mergeabilityQueued = new Counter({
+    name: 'cairn_mergeability_queued_total',
+    help: 'Pull requests taken up for a mergeability check',
+    registers: [this.registry],
+  });
+
+  readonly mergeabilityQueueDepth = new Gauge({
+    name: 'cairn_mergeability_queue_depth',
+    help: 'Pull requests taken up for a mergeability check and not yet checked, in this process',
+    registers: [this.registry],
+  });
+
+  readonly mergeabilityChecks = new Counter({
+    name: 'cairn_mergeability_checks_total',
+    help: 'Mergeability checks by outcome (mergeable, conflicting, superseded, failed)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly mergeabilityDuration = new Histogram({
+    name: 'cairn_mergeability_check_duration_seconds',
+    help: 'Duration of one mergeability check, a wait for a git slot included, to its stored result',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
+  readonly rateLimitRefusals = new Counter({
+    name: 'cairn_rate_limit_refusals_total',
+    help: 'Requests refused by a rate limit, by budget (core, creations, git)',
+    labelNames: ['resource'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'cairn_' });
   }

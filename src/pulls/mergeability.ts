@@ -1,7 +1,9 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { QueryResult } from '@mikro-orm/core';
 import type { Agenda } from 'agenda';
 import { mapLimit, Semaphore } from '../git/concurrency.js';
 import type { GitStorage } from '../git/storage.js';
+import type { Metrics } from '../http/metrics.js';
 import type { JobDefinitions } from '../jobs/agenda.js';
 import type { Logger } from '../logger.js';
 import { countCommitsOf, mergeTree } from './pull-request.git.js';
@@ -43,6 +45,7 @@ export class Mergeability {
     private readonly orm: MikroORM,
     private readonly git: GitStorage,
     private readonly log: Logger,
+    private readonly metrics: Metrics,
   ) {}
 
   /** Checks the stale open pull requests of a repository, now or right after the pass in progress. */
@@ -102,16 +105,42 @@ export class Mergeability {
         this.limited(() => countCommitsOf(dir, base, heads)),
       );
     }
-    await mapLimit(stale, CONCURRENT_CHECKS, async (pr) => {
-      const [result, counted] = await Promise.all([this.limited(() => mergeTree(dir, pr.base_sha, pr.head_sha)), counts.get(pr.base_sha)!]);
-      const commits = counted.get(pr.head_sha) ?? 0;
-      await em.execute(
-        `update pull_requests
-            set mergeable = ?, conflicts = ?::jsonb, mergeable_base_sha = ?, mergeable_head_sha = ?, commits_count = ?
-          where id = ? and state = 'open' and base_sha = ? and head_sha = ?`,
-        [result.tree !== null, JSON.stringify(result.conflicts), pr.base_sha, pr.head_sha, commits, pr.id, pr.base_sha, pr.head_sha],
-      );
-    });
+    this.metrics.mergeabilityQueued.inc(stale.length);
+    this.metrics.mergeabilityQueueDepth.inc(stale.length);
+    let begun = 0;
+    let settled = false;
+    try {
+      await mapLimit(stale, CONCURRENT_CHECKS, async (pr) => {
+        begun++;
+        if (!settled) this.metrics.mergeabilityQueueDepth.dec();
+        const started = performance.now();
+        let outcome = 'failed';
+        try {
+          const [result, counted] = await Promise.all([
+            this.limited(() => mergeTree(dir, pr.base_sha, pr.head_sha)),
+            counts.get(pr.base_sha)!,
+          ]);
+          const commits = counted.get(pr.head_sha) ?? 0;
+          const stored = await em.execute<QueryResult>(
+            `update pull_requests
+                set mergeable = ?, conflicts = ?::jsonb, mergeable_base_sha = ?, mergeable_head_sha = ?, commits_count = ?
+              where id = ? and state = 'open' and base_sha = ? and head_sha = ?`,
+            [result.tree !== null, JSON.stringify(result.conflicts), pr.base_sha, pr.head_sha, commits, pr.id, pr.base_sha, pr.head_sha],
+            'run',
+          );
+          // Not stored: a push or a close replaced the pair while it was checked (its own check follows).
+          outcome = stored.affectedRows === 0 ? 'superseded' : result.tree !== null ? 'mergeable' : 'conflicting';
+        } finally {
+          this.metrics.mergeabilityChecks.inc({ outcome });
+          this.metrics.mergeabilityDuration.observe((performance.now() - started) / 1000);
+        }
+      });
+    } finally {
+      // After a failure the pass is over for the queue, though a check still running may go on to the
+      // rest: what it has not started counts as no longer waiting (the sweep takes them up again).
+      settled = true;
+      if (begun < stale.length) this.metrics.mergeabilityQueueDepth.dec(stale.length - begun);
+    }
     if (stale.length === BATCH) this.again.add(repositoryId);
   }
 

@@ -1,4 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Metrics } from '../http/metrics.js';
 import type { Logger } from '../logger.js';
 
 /** A budget: at most `limit` units per window of `windowMs`, per subject (a token, an address). 0 = unlimited. */
@@ -62,6 +63,7 @@ export class RateLimiter {
   constructor(
     private readonly orm: MikroORM,
     private readonly log: Logger,
+    private readonly metrics: Metrics,
   ) {}
 
   start(): void {
@@ -83,14 +85,17 @@ export class RateLimiter {
     const used = counter.known + counter.writing + counter.pending;
     const allowed = used + cost <= budget.limit;
     if (allowed) counter.pending += cost;
+    else this.metrics.rateLimitRefusals.inc({ resource: budget.name });
     return this.quota(budget, counter, allowed);
   }
 
-  /** Where `subject` stands, charging nothing. */
+  /** Where `subject` stands, charging nothing; asked only where a spent budget refuses the request (counted as a refusal). */
   async peek(budget: Budget, subject: string, now = Date.now()): Promise<Quota | null> {
     if (budget.limit === 0) return null;
     const counter = await this.counter(budget, subject, now);
-    return this.quota(budget, counter, counter.known + counter.writing + counter.pending < budget.limit);
+    const allowed = counter.known + counter.writing + counter.pending < budget.limit;
+    if (!allowed) this.metrics.rateLimitRefusals.inc({ resource: budget.name });
+    return this.quota(budget, counter, allowed);
   }
 
   private quota(budget: Budget, counter: Counter, allowed: boolean): Quota {
