@@ -1,0 +1,87 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { PULL_ROUTES } from '../rest-facade/pull-routes.js';
+import { ROUTES } from '../rest-facade/routes.js';
+import { WEBHOOK_ROUTES } from '../rest-facade/webhook-routes.js';
+import { CairnServer, ROOT } from './support/server.js';
+
+const run = promisify(execFile);
+
+/** The README itself, so the quickstart and the endpoint table cannot drift from the service. */
+async function readme(): Promise<string> {
+  return fs.readFile(path.join(ROOT, 'README.md'), 'utf8');
+}
+
+/** The text of one `## ` section, up to the next `## `. */
+function section(text: string, title: string): string {
+  const start = text.indexOf(`\n## ${title}\n`);
+  if (start < 0) throw new Error(`README has no "## ${title}" section`);
+  const end = text.indexOf('\n## ', start + 1);
+  return text.slice(start, end < 0 ? undefined : end);
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+    probe.on('error', reject);
+  });
+}
+
+describe('README quickstart', () => {
+  let server: CairnServer;
+  beforeAll(async () => {
+    server = await CairnServer.start({ env: { CAIRN_WEBHOOK_ALLOWED_HOSTS: 'loopback' } });
+  });
+  afterAll(async () => {
+    await server.destroy();
+  });
+
+  test('the script, pasted as it stands, runs end to end against a started service', async () => {
+    const blocks = [...section(await readme(), 'Quickstart').matchAll(/```sh\n([\s\S]*?)```/g)];
+    expect(blocks).toHaveLength(1); // one script, pasted whole
+    const script = blocks[0]![1]!;
+    const home = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-quickstart-'));
+    try {
+      const { stdout, stderr } = await run('bash', ['--norc', '-euo', 'pipefail', '-c', script], {
+        cwd: ROOT, // `npx cairn` is this checkout's CLI, as beside `npm start`
+        timeout: 90_000,
+        env: {
+          PATH: `${path.join(ROOT, 'node_modules/.bin')}:${process.env.PATH}`,
+          HOME: home,
+          TMPDIR: home,
+          GIT_TERMINAL_PROMPT: '0',
+          CAIRN: server.url,
+          DATA: server.dataDir,
+          HOOK_PORT: String(await freePort()),
+        },
+      });
+      const output = `${stdout}\n${stderr}`;
+      expect(stdout).toContain(`${server.url}/admin/hello.git`); // read by the id resolve gave
+      expect(stdout).toMatch(/"login":"admin"/); // GraphQL
+      expect(stdout).toMatch(/^write$/m); // alice is a collaborator
+      expect(output).toContain('Cloning into'); // git over HTTP with alice's token
+      expect(stdout).toMatch(/^signature ok$/m);
+      expect(stdout).toMatch(/^\S+ +push +- +succeeded +200 /m); // the CLI's deliveries table
+    } finally {
+      await fs.rm(home, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
+describe('README endpoint table', () => {
+  test('lists every REST route with its method and success status', async () => {
+    const api = section(await readme(), 'API');
+    for (const route of [...ROUTES, ...PULL_ROUTES, ...WEBHOOK_ROUTES]) {
+      const status = route.kind === 'empty' ? 204 : route.status;
+      const row = `| ${route.method.toUpperCase()} | \`${route.path}\` | ${status} |`;
+      expect(api.replace(/ {2,}/g, ' ')).toContain(row);
+    }
+  });
+});
