@@ -1,5 +1,6 @@
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerValidationErrorCode, unwrapResolverError } from '@apollo/server/errors';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { GraphQLError, Kind, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import type { Logger } from '../logger.js';
 import { ANSWERS } from '../errors/answers.js';
@@ -81,7 +82,8 @@ export async function startApollo<C extends object>(
     maxRecursiveSelections: MAX_SELECTIONS,
     validationRules: validationLimits(),
     formatError: (formatted, error) => maskError(formatted, error, log),
-    plugins: [costLimit<C>(schema, options.onOperationCost)],
+    // Apollo's default landing page loads its hosted Sandbox from a CDN; the service serves its own IDE (graphiql/serve.ts).
+    plugins: [ApolloServerPluginLandingPageDisabled(), costLimit<C>(schema, options.onOperationCost)],
   });
   await apollo.start();
   return apollo;

@@ -1,11 +1,14 @@
 import { expressMiddleware } from '@as-integrations/express5';
 import type { ApolloServer } from '@apollo/server';
 import { tokenLimit } from '../graphql/token-limit.js';
+import { ASSETS_PATH } from '../graphql/graphiql/assets.js';
+import { graphiqlAssets, graphiqlPage } from '../graphql/graphiql/serve.js';
 import express, { type Express, type Response, type Router } from 'express';
 import type { Logger } from '../logger.js';
 import { requireToken, type Authenticate } from './authenticate.js';
 import { MAX_BODY_BYTES } from './body-limit.js';
-import { sendGraphQLError, sendMethodNotAllowed } from './error-answers.js';
+import { sendGraphQLError, sendMethodNotAllowed, sendRestError } from './error-answers.js';
+import { DomainError } from '../errors/domain-error.js';
 import type { Metrics } from './metrics.js';
 import type { RateLimits } from '../ratelimit/rate-limits.js';
 import { rateLimited, viewerOf } from './rate-limit-headers.js';
@@ -34,8 +37,8 @@ export interface AppParts<C extends object> {
 }
 
 /**
- * Route order: operations endpoints (no token), git (own auth), GraphQL behind
- * a bearer token, then the mounted routers.
+ * Route order: operations endpoints and the GraphQL IDE's page and assets (no token), git (own
+ * auth), GraphQL behind a bearer token, then the mounted routers.
  */
 export function createApp<C extends object>({
   log,
@@ -65,6 +68,13 @@ export function createApp<C extends object>({
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
   app.all(['/healthz', '/readyz', '/metrics'], (req, res) => sendMethodNotAllowed(res, req.method, ['GET', 'HEAD']));
+
+  // A browser's GET /graphql gets the IDE; every other /graphql request goes on to GraphQL below.
+  app.get('/graphql', graphiqlPage(log));
+  app.use(ASSETS_PATH, graphiqlAssets(), (req, res) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return sendMethodNotAllowed(res, req.method, ['GET', 'HEAD']);
+    sendRestError(res, new DomainError('NOT_FOUND', `no asset ${req.path} in the GraphQL IDE`));
+  });
 
   for (const [path, router] of protocols) app.use(path, router);
   app.use(

@@ -1,0 +1,2 @@
+// Style sheets are bundled by esbuild, imported only for their effect.
+declare module '*.css';
