@@ -10,9 +10,12 @@ import { DomainError } from '../src/errors/domain-error.js';
 import { internalError, sendMethodNotAllowed, sendRestError } from '../src/http/error-answers.js';
 import { RestOperation } from './operation.js';
 import { ROUTES } from './routes.js';
-import type { RestPage, RestRoute, RouteInput } from './route.js';
+import { ENVELOPE, type RestPage, type RestRoute, type RouteInput } from './route.js';
 import { PULL_ROUTES } from './pull-routes.js';
 import { WEBHOOK_ROUTES } from './webhook-routes.js';
+
+/** Every REST endpoint. */
+export const ALL_ROUTES: RestRoute[] = [...ROUTES, ...PULL_ROUTES, ...WEBHOOK_ROUTES];
 
 /** The REST facade as a surface of the core: one router, mounted at `/api` and `/`. */
 export const restSurface: Surface = (services, schema) => {
@@ -28,11 +31,7 @@ export const restSurface: Surface = (services, schema) => {
  * Each route runs its GraphQL operation in-process and maps the outcome;
  * unknown paths are 404, known paths with another method 405.
  */
-export function createRestRouter(
-  services: Services,
-  schema: GraphQLSchema,
-  routes: RestRoute[] = [...ROUTES, ...PULL_ROUTES, ...WEBHOOK_ROUTES],
-): Router {
+export function createRestRouter(services: Services, schema: GraphQLSchema, routes: RestRoute[] = ALL_ROUTES): Router {
   const router = express.Router();
   router.use(requireToken((header) => services.auth.fromAuthorizationHeader(header), sendRestError));
   router.use(rateLimited((res) => services.rateLimits.request(viewerOf(res)), sendRestError));
@@ -55,7 +54,11 @@ async function handle(services: Services, route: RestRoute, operation: RestOpera
   try {
     const body = route.body ? await readJsonObject(req) : {};
     // From here on the client's values are FromClient: routes pass them on, GraphQL and the services judge them.
-    const input = { params: req.params, query: req.query, body } as RouteInput;
+    // Only the declared query parameters reach the route, so the OpenAPI document names all it reads.
+    const query = Object.fromEntries(
+      route.query.filter(({ name }) => Object.hasOwn(req.query, name)).map(({ name }) => [name, req.query[name]]),
+    );
+    const input = { params: req.params, query, body } as RouteInput;
     const variables = route.variables(input);
     const outcome = await operation.run(requestContext(services, res), variables);
     if (!outcome.ok) {
@@ -72,9 +75,7 @@ async function handle(services: Services, route: RestRoute, operation: RestOpera
         return;
       case 'envelope': {
         const page = value as RestPage;
-        res
-          .status(status)
-          .json({ data: page.nodes, total: page.total_count, limit: page.limit, offset: page.offset, hasMore: page.has_more });
+        res.status(status).json(Object.fromEntries(Object.entries(ENVELOPE).map(([name, field]) => [name, page[field]])));
         return;
       }
       default:
