@@ -13,18 +13,34 @@ import { ROUTES } from './routes.js';
 import { ENVELOPE, type RestPage, type RestRoute, type RouteInput } from './route.js';
 import { PULL_ROUTES } from './pull-routes.js';
 import { WEBHOOK_ROUTES } from './webhook-routes.js';
+import { openApiDocument, stableJson } from './openapi/document.js';
 
 /** Every REST endpoint. */
 export const ALL_ROUTES: RestRoute[] = [...ROUTES, ...PULL_ROUTES, ...WEBHOOK_ROUTES];
 
-/** The REST facade as a surface of the core: one router, mounted at `/api` and `/`. */
+/**
+ * The REST facade as a surface of the core: its OpenAPI document at `/openapi.json` (public, like the
+ * health endpoints, so mounted before the token check), then one router, mounted at `/api` and `/`.
+ */
 export const restSurface: Surface = (services, schema) => {
   const router = createRestRouter(services, schema);
   return [
+    ['/', openApiRouter(openApiDocument(schema, ALL_ROUTES))],
     ['/api', router],
     ['/', router],
   ];
 };
+
+/** `GET /openapi.json`: the description of this facade, generated from the same routes it serves. */
+function openApiRouter(document: Record<string, unknown>): Router {
+  const router = express.Router();
+  const json = stableJson(document);
+  router.get('/openapi.json', (_req, res) => {
+    res.type('application/json').send(json);
+  });
+  router.all('/openapi.json', (req, res) => sendMethodNotAllowed(res, req.method, ['GET', 'HEAD']));
+  return router;
+}
 
 /**
  * The REST API as an Express router, mounted at `/` and `/api`.
