@@ -11,6 +11,7 @@ import {
   visitWithTypeInfo,
   type DocumentNode,
   type GraphQLInputType,
+  type GraphQLOutputType,
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from 'graphql';
@@ -62,10 +63,13 @@ export function toGraphQLValue(value: unknown, type: GraphQLInputType, field = '
 }
 
 /** How to turn one selected field of a result into REST. */
-interface FieldShape {
+export interface FieldShape {
   key: string; // response key in the GraphQL result
   restKey: string;
   isEnum: boolean;
+  /** The field's GraphQL type and description, which the OpenAPI document is written from. */
+  type: GraphQLOutputType | null;
+  description: string | null;
   children?: FieldShape[];
 }
 
@@ -94,7 +98,13 @@ export function resultShape(schema: GraphQLSchema, document: DocumentNode): Fiel
         enter(node) {
           const key = node.alias?.value ?? node.name.value;
           const type = typeInfo.getType();
-          const shape: FieldShape = { key, restKey: snakeCase(key), isEnum: type ? isEnumType(getNamedType(type)) : false };
+          const shape: FieldShape = {
+            key,
+            restKey: snakeCase(key),
+            isEnum: type ? isEnumType(getNamedType(type)) : false,
+            type: type ?? null,
+            description: typeInfo.getFieldDef()?.description ?? null,
+          };
           stack[stack.length - 1]!.push(shape);
           if (node.selectionSet) {
             shape.children = [];

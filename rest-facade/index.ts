@@ -10,29 +10,44 @@ import { DomainError } from '../src/errors/domain-error.js';
 import { internalError, sendMethodNotAllowed, sendRestError } from '../src/http/error-answers.js';
 import { RestOperation } from './operation.js';
 import { ROUTES } from './routes.js';
-import type { RestPage, RestRoute, RouteInput } from './route.js';
+import { ENVELOPE, type RestPage, type RestRoute, type RouteInput } from './route.js';
 import { PULL_ROUTES } from './pull-routes.js';
 import { WEBHOOK_ROUTES } from './webhook-routes.js';
+import { openApiDocument, stableJson } from './openapi/document.js';
 
-/** The REST facade as a surface of the core: one router, mounted at `/api` and `/`. */
+/** Every REST endpoint. */
+export const ALL_ROUTES: RestRoute[] = [...ROUTES, ...PULL_ROUTES, ...WEBHOOK_ROUTES];
+
+/**
+ * The REST facade as a surface of the core: its OpenAPI document at `/openapi.json` (public, like the
+ * health endpoints, so mounted before the token check), then one router, mounted at `/api` and `/`.
+ */
 export const restSurface: Surface = (services, schema) => {
   const router = createRestRouter(services, schema);
   return [
+    ['/', openApiRouter(openApiDocument(schema, ALL_ROUTES))],
     ['/api', router],
     ['/', router],
   ];
 };
+
+/** `GET /openapi.json`: the description of this facade, generated from the same routes it serves. */
+function openApiRouter(document: Record<string, unknown>): Router {
+  const router = express.Router();
+  const json = stableJson(document);
+  router.get('/openapi.json', (_req, res) => {
+    res.type('application/json').send(json);
+  });
+  router.all('/openapi.json', (req, res) => sendMethodNotAllowed(res, req.method, ['GET', 'HEAD']));
+  return router;
+}
 
 /**
  * The REST API as an Express router, mounted at `/` and `/api`.
  * Each route runs its GraphQL operation in-process and maps the outcome;
  * unknown paths are 404, known paths with another method 405.
  */
-export function createRestRouter(
-  services: Services,
-  schema: GraphQLSchema,
-  routes: RestRoute[] = [...ROUTES, ...PULL_ROUTES, ...WEBHOOK_ROUTES],
-): Router {
+export function createRestRouter(services: Services, schema: GraphQLSchema, routes: RestRoute[] = ALL_ROUTES): Router {
   const router = express.Router();
   router.use(requireToken((header) => services.auth.fromAuthorizationHeader(header), sendRestError));
   router.use(rateLimited((res) => services.rateLimits.request(viewerOf(res)), sendRestError));
@@ -55,7 +70,11 @@ async function handle(services: Services, route: RestRoute, operation: RestOpera
   try {
     const body = route.body ? await readJsonObject(req) : {};
     // From here on the client's values are FromClient: routes pass them on, GraphQL and the services judge them.
-    const input = { params: req.params, query: req.query, body } as RouteInput;
+    // Only the declared query parameters reach the route, so the OpenAPI document names all it reads.
+    const query = Object.fromEntries(
+      route.query.filter(({ name }) => Object.hasOwn(req.query, name)).map(({ name }) => [name, req.query[name]]),
+    );
+    const input = { params: req.params, query, body } as RouteInput;
     const variables = route.variables(input);
     const outcome = await operation.run(requestContext(services, res), variables);
     if (!outcome.ok) {
@@ -72,9 +91,7 @@ async function handle(services: Services, route: RestRoute, operation: RestOpera
         return;
       case 'envelope': {
         const page = value as RestPage;
-        res
-          .status(status)
-          .json({ data: page.nodes, total: page.total_count, limit: page.limit, offset: page.offset, hasMore: page.has_more });
+        res.status(status).json(Object.fromEntries(Object.entries(ENVELOPE).map(([name, field]) => [name, page[field]])));
         return;
       }
       default:

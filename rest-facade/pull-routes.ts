@@ -10,7 +10,7 @@ import {
   UpdatePullRequestDocument,
 } from './generated/graphql.js';
 import { route, type RestRoute, type RouteInput } from './route.js';
-import { numberParam, pageParams } from './routes.js';
+import { numberParam, PAGE_QUERY, pageParams } from './routes.js';
 
 /** A pull request's path parameters as the operations' variables. */
 const pull = ({ params }: RouteInput) => ({ id: params.id, number: numberParam(params.number) });
@@ -18,6 +18,8 @@ const pull = ({ params }: RouteInput) => ({ id: params.id, number: numberParam(p
 const pullInput = (input: RouteInput) => ({
   input: { ...input.body, repository_id: input.params.id, number: numberParam(input.params.number) },
 });
+/** The body of a mutation on one pull request, less what the path names. */
+const PULL_BODY = { input: 'input', fromPath: ['repository_id', 'number'] } as const;
 const paged = (input: RouteInput) => ({ ...pull(input), ...pageParams(input.query) });
 
 /** Pull requests, their merge and reviews, and (as GitHub has them) their commits and files. */
@@ -27,7 +29,8 @@ export const PULL_ROUTES: RestRoute[] = [
     path: '/repos/:id/pulls',
     document: ListPullRequestsDocument,
     variables: ({ params, query }) => ({ id: params.id, state: query.state, ...pageParams(query) }),
-    result: (data) => data.repository?.pull_requests,
+    resultPath: ['repository', 'pull_requests'],
+    query: [{ name: 'state', description: 'Which pull requests: open (default), closed or all.' }, ...PAGE_QUERY],
     kind: 'envelope',
   }),
   route({
@@ -35,39 +38,40 @@ export const PULL_ROUTES: RestRoute[] = [
     path: '/repos/:id/pulls',
     document: CreatePullRequestDocument,
     variables: ({ params, body }) => ({ input: { ...body, repository_id: params.id } }),
-    result: (data) => data.create_pull_request,
+    resultPath: ['create_pull_request'],
     status: 201,
-    body: true,
+    body: { input: 'input', fromPath: ['repository_id'] },
   }),
   route({
     method: 'get',
     path: '/repos/:id/pulls/:number',
     document: GetPullRequestDocument,
     variables: pull,
-    result: (data) => data.repository?.pull_request,
+    resultPath: ['repository', 'pull_request'],
   }),
   route({
     method: 'patch',
     path: '/repos/:id/pulls/:number',
     document: UpdatePullRequestDocument,
     variables: pullInput,
-    result: (data) => data.update_pull_request,
-    body: true,
+    resultPath: ['update_pull_request'],
+    body: PULL_BODY,
   }),
   route({
     method: 'put',
     path: '/repos/:id/pulls/:number/merge',
     document: MergePullRequestDocument,
     variables: pullInput,
-    result: (data) => data.merge_pull_request,
-    body: true,
+    resultPath: ['merge_pull_request'],
+    body: PULL_BODY,
   }),
   route({
     method: 'get',
     path: '/repos/:id/pulls/:number/reviews',
     document: ListPullRequestReviewsDocument,
     variables: paged,
-    result: (data) => data.repository?.pull_request?.reviews,
+    resultPath: ['repository', 'pull_request', 'reviews'],
+    query: PAGE_QUERY,
     kind: 'envelope',
   }),
   route({
@@ -75,16 +79,17 @@ export const PULL_ROUTES: RestRoute[] = [
     path: '/repos/:id/pulls/:number/reviews',
     document: SubmitReviewDocument,
     variables: pullInput,
-    result: (data) => data.submit_review,
+    resultPath: ['submit_review'],
     status: 201,
-    body: true,
+    body: PULL_BODY,
   }),
   route({
     method: 'get',
     path: '/repos/:id/pulls/:number/commits',
     document: ListPullRequestCommitsDocument,
     variables: paged,
-    result: (data) => data.repository?.pull_request?.commits,
+    resultPath: ['repository', 'pull_request', 'commits'],
+    query: PAGE_QUERY,
     kind: 'envelope',
   }),
   route({
@@ -92,7 +97,8 @@ export const PULL_ROUTES: RestRoute[] = [
     path: '/repos/:id/pulls/:number/files',
     document: ListPullRequestFilesDocument,
     variables: paged,
-    result: (data) => data.repository?.pull_request?.files,
+    resultPath: ['repository', 'pull_request', 'files'],
+    query: PAGE_QUERY,
     kind: 'envelope',
   }),
 ];

@@ -44,7 +44,7 @@ export interface RouteInput {
   body: Record<string, FromClient>;
 }
 
-/** A list page in the REST dialect, written out as the `{data, total, limit, offset, hasMore}` envelope. */
+/** A list page in the REST dialect (the connection a list operation selects). */
 export interface RestPage {
   nodes: unknown[];
   total_count: number;
@@ -53,33 +53,66 @@ export interface RestPage {
   has_more: boolean;
 }
 
+/** The list envelope's names for the fields of a page: the response writer and the OpenAPI document both read this. */
+export const ENVELOPE = { data: 'nodes', total: 'total_count', limit: 'limit', offset: 'offset', hasMore: 'has_more' } as const;
+
+/** A query parameter a route reads: its value goes to the operation's variable of the same name, which gives its type. */
+export interface QueryParam {
+  name: string;
+  description: string;
+}
+
+/**
+ * How a JSON body maps onto the operation's variables: the whole body as one input object variable
+ * (fields the path sets are not the client's), or body fields as variables of the same name.
+ */
+type BodyShape = { input: string; fromPath?: readonly string[] } | { variables: readonly string[] };
+
+/** The key paths of a (REST-dialect) result, a few levels deep: where a route's answer sits. */
+type PathIn<T, Depth extends unknown[] = []> = Depth['length'] extends 4
+  ? never
+  : T extends readonly unknown[]
+    ? never
+    : T extends object
+      ? { [K in keyof T & string]: [K] | [K, ...PathIn<NonNullable<T[K]>, [...Depth, unknown]>] }[keyof T & string]
+      : never;
+
 interface RouteBase<TData, TVariables, TPassed> {
   method: 'get' | 'post' | 'patch' | 'put' | 'delete';
   path: string;
   document: TypedDocumentNode<TData, TVariables>;
   /**
    * The operation's variables, by name; values in the REST dialect. Input objects are checked
-   * field by field where the route sets them, and are otherwise the client's to fill.
+   * field by field where the route sets them, and are otherwise the client's to fill. `query` holds
+   * only the declared query parameters.
    */
   variables: (input: RouteInput) => TPassed;
+  /** Where the answer sits in the (REST-shaped) result; null or absent on the way answers 404. */
+  resultPath: PathIn<Rest<NoInfer<TData>>>;
+  /**
+   * The answer is the object at this key of the value at `resultPath`, with the value's other
+   * fields beside it when they are set (a created webhook and its one-time secret).
+   */
+  spread?: string;
+  /** Query parameters the route reads. */
+  query?: readonly QueryParam[];
   status?: number;
-  /** Whether the endpoint takes a JSON body. */
-  body?: boolean;
+  /** The JSON body the endpoint takes, if any. */
+  body?: BodyShape;
+  /**
+   * How the answer is written out. record: the value (default); envelope: a page as
+   * `{data, total, limit, offset, hasMore}`; array: a list; empty: 204 once the operation succeeds.
+   */
+  kind?: 'record' | 'envelope' | 'array' | 'empty';
 }
 
 /**
  * One REST endpoint as a mapping onto a GraphQL operation: which variables it passes, where its
  * answer sits in the (already REST-shaped) result, and how it is written out. No rule of the
- * service lives here. Typed by its document: variables by the operation's variables, `result`
- * by its result.
+ * service lives here. Typed by its document: variables by the operation's variables, `resultPath`
+ * by its result. Everything but `variables` is data, which the OpenAPI document is generated from.
  */
-export type Route<TData, TVariables, TPassed = RestVariables<TVariables>> = RouteBase<TData, TVariables, TPassed> &
-  (
-    | { kind: 'envelope'; result: (data: Rest<NoInfer<TData>>) => RestPage | null | undefined }
-    | { kind: 'array'; result: (data: Rest<NoInfer<TData>>) => unknown[] | null | undefined }
-    /** record: the value (default); empty: 204 once the operation succeeds. */
-    | { kind?: 'record' | 'empty'; result: (data: Rest<NoInfer<TData>>) => unknown }
-  );
+export type Route<TData, TVariables, TPassed = RestVariables<TVariables>> = RouteBase<TData, TVariables, TPassed>;
 
 /** Names a route passes that its operation does not declare: a compile error naming them, else nothing. */
 type OnlyDeclared<TPassed, TVariables> = [Exclude<keyof TPassed, keyof TVariables>] extends [never]
@@ -95,10 +128,24 @@ export interface RestRoute {
   path: string;
   document: DocumentNode;
   variables: (input: RouteInput) => Record<string, unknown>;
+  resultPath: readonly string[];
+  spread: string | null;
+  /** The answer in the result: read through `resultPath` (and `spread`), so it is what the document describes. */
   result: (data: Record<string, unknown>) => unknown;
+  query: readonly QueryParam[];
   kind: 'record' | 'envelope' | 'array' | 'empty';
   status: number;
-  body: boolean;
+  body: BodyShape | null;
+}
+
+/** The value at `path`, or undefined where the way is null. */
+function at(data: unknown, path: readonly string[]): unknown {
+  let value = data;
+  for (const key of path) {
+    if (value === null || value === undefined) return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value;
 }
 
 /** Checks a route against its document's types, then forgets them: the router runs any route alike. */
@@ -106,12 +153,29 @@ export function route<TData, TVariables, TPassed extends RestVariables<NoInfer<T
   // NoInfer: the document alone says what the types are; the route is checked against them.
   definition: Route<TData, TVariables, TPassed> & OnlyDeclared<TPassed, NoInfer<TVariables>>,
 ): RestRoute {
+  const resultPath = definition.resultPath as readonly string[];
+  const spread = definition.spread ?? null;
+  const result = (data: Record<string, unknown>): unknown => {
+    const value = at(data, resultPath);
+    if (spread === null || value === null || typeof value !== 'object') return value;
+    const { [spread]: inner, ...beside } = value as Record<string, unknown>;
+    if (inner === null || inner === undefined) return inner;
+    return {
+      ...(inner as object),
+      ...Object.fromEntries(Object.entries(beside).filter(([, v]) => v !== null && v !== undefined && v !== '')),
+    };
+  };
   return {
-    status: 200,
-    body: false,
-    ...definition,
-    kind: definition.kind ?? 'record',
+    method: definition.method,
+    path: definition.path,
+    document: definition.document,
     variables: definition.variables as RestRoute['variables'],
-    result: definition.result as RestRoute['result'],
+    resultPath,
+    spread,
+    result,
+    query: definition.query ?? [],
+    kind: definition.kind ?? 'record',
+    status: definition.status ?? 200,
+    body: definition.body ?? null,
   } as RestRoute;
 }

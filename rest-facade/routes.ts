@@ -14,7 +14,7 @@ import {
   UpdateRepositoryDocument,
 } from './generated/graphql.js';
 import { DomainError } from '../src/errors/domain-error.js';
-import { route, type FromClient, type RestRoute } from './route.js';
+import { route, type FromClient, type QueryParam, type RestRoute } from './route.js';
 
 /** `limit`/`offset` query parameters as integers; range rules (negative, clamping) are the service's. */
 export function pageParams(query: Record<string, FromClient | undefined>): { limit?: number; offset?: number } {
@@ -38,13 +38,20 @@ export function numberParam(raw: string | undefined): number {
   return Number(raw);
 }
 
+/** The paging query parameters of every list; `pageParams` reads them. */
+export const PAGE_QUERY: readonly QueryParam[] = [
+  { name: 'limit', description: 'How many items a page holds at most (the service clamps it).' },
+  { name: 'offset', description: 'How many items to skip.' },
+];
+
 export const ROUTES: RestRoute[] = [
   route({
     method: 'get',
     path: '/repos',
     document: ListRepositoriesDocument,
     variables: ({ query }) => ({ owner: query.owner, ...pageParams(query) }),
-    result: (data) => data.repositories,
+    resultPath: ['repositories'],
+    query: [{ name: 'owner', description: 'Only the repositories of this login.' }, ...PAGE_QUERY],
     kind: 'envelope',
   }),
   route({
@@ -52,45 +59,46 @@ export const ROUTES: RestRoute[] = [
     path: '/repos',
     document: CreateRepositoryDocument,
     variables: ({ body }) => ({ input: body }),
-    result: (data) => data.create_repository,
+    resultPath: ['create_repository'],
     status: 201,
-    body: true,
+    body: { input: 'input' },
   }),
   route({
     method: 'get',
     path: '/repos/:owner/:repo/resolve',
     document: ResolveRepositoryDocument,
     variables: ({ params }) => ({ owner: params.owner, name: params.repo }),
-    result: (data) => data.repository_by_name,
+    resultPath: ['repository_by_name'],
   }),
   route({
     method: 'get',
     path: '/repos/:id',
     document: GetRepositoryDocument,
     variables: ({ params }) => ({ id: params.id }),
-    result: (data) => data.repository,
+    resultPath: ['repository'],
   }),
   route({
     method: 'patch',
     path: '/repos/:id',
     document: UpdateRepositoryDocument,
     variables: ({ params, body }) => ({ id: params.id, input: body }),
-    result: (data) => data.update_repository,
-    body: true,
+    resultPath: ['update_repository'],
+    body: { input: 'input' },
   }),
   route({
     method: 'delete',
     path: '/repos/:id',
     document: DeleteRepositoryDocument,
     variables: ({ params }) => ({ id: params.id }),
-    result: (data) => data.delete_repository,
+    resultPath: ['delete_repository'],
   }),
   route({
     method: 'get',
     path: '/repos/:id/issues',
     document: ListIssuesDocument,
     variables: ({ params, query }) => ({ id: params.id, state: query.state, ...pageParams(query) }),
-    result: (data) => data.repository?.issues,
+    resultPath: ['repository', 'issues'],
+    query: [{ name: 'state', description: 'Which issues: open (default), closed or all.' }, ...PAGE_QUERY],
     kind: 'envelope',
   }),
   route({
@@ -98,31 +106,31 @@ export const ROUTES: RestRoute[] = [
     path: '/repos/:id/issues',
     document: CreateIssueDocument,
     variables: ({ params, body }) => ({ input: { ...body, repository_id: params.id } }),
-    result: (data) => data.create_issue,
+    resultPath: ['create_issue'],
     status: 201,
-    body: true,
+    body: { input: 'input', fromPath: ['repository_id'] },
   }),
   route({
     method: 'get',
     path: '/repos/:id/issues/:number',
     document: GetIssueDocument,
     variables: ({ params }) => ({ id: params.id, number: numberParam(params.number) }),
-    result: (data) => data.repository?.issue,
+    resultPath: ['repository', 'issue'],
   }),
   route({
     method: 'patch',
     path: '/repos/:id/issues/:number',
     document: UpdateIssueDocument,
     variables: ({ params, body }) => ({ input: { ...body, repository_id: params.id, number: numberParam(params.number) } }),
-    result: (data) => data.update_issue,
-    body: true,
+    resultPath: ['update_issue'],
+    body: { input: 'input', fromPath: ['repository_id', 'number'] },
   }),
   route({
     method: 'get',
     path: '/repos/:id/collaborators',
     document: ListCollaboratorsDocument,
     variables: ({ params }) => ({ id: params.id }),
-    result: (data) => data.repository?.collaborators,
+    resultPath: ['repository', 'collaborators'],
     kind: 'array',
   }),
   route({
@@ -130,15 +138,15 @@ export const ROUTES: RestRoute[] = [
     path: '/repos/:id/collaborators/:username',
     document: SetCollaboratorDocument,
     variables: ({ params, body }) => ({ id: params.id, login: params.username, permission: body.permission }),
-    result: (data) => data.set_collaborator,
-    body: true,
+    resultPath: ['set_collaborator'],
+    body: { variables: ['permission'] },
   }),
   route({
     method: 'delete',
     path: '/repos/:id/collaborators/:username',
     document: RemoveCollaboratorDocument,
     variables: ({ params }) => ({ id: params.id, login: params.username }),
-    result: (data) => data.remove_collaborator,
+    resultPath: ['remove_collaborator'],
     kind: 'empty',
   }),
 ];

@@ -14,7 +14,7 @@ import {
   UpdateWebhookDocument,
 } from './generated/graphql.js';
 import { route, type RestRoute, type RouteInput } from './route.js';
-import { pageParams } from './routes.js';
+import { PAGE_QUERY, pageParams } from './routes.js';
 
 /**
  * Where the webhooks of a route family live, `/repos/:id/webhooks` or `/user/webhooks`, and the
@@ -62,12 +62,10 @@ function webhookRoutes({ scope, hook, delivery, paths }: WebhookFamily<{ id?: st
       document: CreateWebhookDocument,
       variables: (input) => ({ input: { ...input.body, repository_id: scope(input).id ?? null } }),
       // The generated secret is part of the creation response only.
-      result: (data) => {
-        const created = data.create_webhook;
-        return created && { ...created.webhook, ...(created.secret ? { secret: created.secret } : {}) };
-      },
+      resultPath: ['create_webhook'],
+      spread: 'webhook',
       status: 201,
-      body: true,
+      body: { input: 'input', fromPath: ['repository_id'] },
     }),
     reads.list,
     reads.get,
@@ -76,15 +74,15 @@ function webhookRoutes({ scope, hook, delivery, paths }: WebhookFamily<{ id?: st
       path: paths.hook,
       document: UpdateWebhookDocument,
       variables: (input) => ({ ...hook(input), input: input.body }),
-      result: (data) => data.update_webhook,
-      body: true,
+      resultPath: ['update_webhook'],
+      body: { input: 'input' },
     }),
     route({
       method: 'delete',
       path: paths.hook,
       document: DeleteWebhookDocument,
       variables: hook,
-      result: (data) => data.delete_webhook,
+      resultPath: ['delete_webhook'],
       kind: 'empty',
     }),
     route({
@@ -92,7 +90,7 @@ function webhookRoutes({ scope, hook, delivery, paths }: WebhookFamily<{ id?: st
       path: `${paths.hook}/pings`,
       document: PingWebhookDocument,
       variables: hook,
-      result: (data) => data.ping_webhook,
+      resultPath: ['ping_webhook'],
       status: 202,
     }),
     reads.deliveries,
@@ -102,11 +100,18 @@ function webhookRoutes({ scope, hook, delivery, paths }: WebhookFamily<{ id?: st
       path: `${paths.delivery}/redeliver`,
       document: RedeliverWebhookDeliveryDocument,
       variables: delivery,
-      result: (data) => data.redeliver_webhook_delivery,
+      resultPath: ['redeliver_webhook_delivery'],
       status: 202,
     }),
   ];
 }
+
+/** The query parameters of a webhook's deliveries; `deliveries` reads them. */
+const DELIVERY_QUERY = [
+  { name: 'status', description: 'Only deliveries in this state.' },
+  { name: 'event', description: 'Only deliveries of this event.' },
+  ...PAGE_QUERY,
+];
 
 const repository = webhookFamily('/repos/:id/webhooks', ({ params }) => ({ id: params.id }));
 const user = webhookFamily('/user/webhooks', () => ({}));
@@ -118,7 +123,7 @@ export const WEBHOOK_ROUTES: RestRoute[] = [
       path: repository.paths.hooks,
       document: ListRepositoryWebhooksDocument,
       variables: repository.scope,
-      result: (data) => data.repository?.webhooks,
+      resultPath: ['repository', 'webhooks'],
       kind: 'array',
     }),
     get: route({
@@ -126,14 +131,15 @@ export const WEBHOOK_ROUTES: RestRoute[] = [
       path: repository.paths.hook,
       document: GetRepositoryWebhookDocument,
       variables: repository.hook,
-      result: (data) => data.repository?.webhook,
+      resultPath: ['repository', 'webhook'],
     }),
     deliveries: route({
       method: 'get',
       path: repository.paths.deliveries,
       document: ListRepositoryWebhookDeliveriesDocument,
       variables: repository.deliveries,
-      result: (data) => data.repository?.webhook?.deliveries,
+      resultPath: ['repository', 'webhook', 'deliveries'],
+      query: DELIVERY_QUERY,
       kind: 'envelope',
     }),
     delivery: route({
@@ -141,7 +147,7 @@ export const WEBHOOK_ROUTES: RestRoute[] = [
       path: repository.paths.delivery,
       document: GetRepositoryWebhookDeliveryDocument,
       variables: repository.delivery,
-      result: (data) => data.repository?.webhook?.delivery,
+      resultPath: ['repository', 'webhook', 'delivery'],
     }),
   }),
   ...webhookRoutes(user, {
@@ -150,7 +156,7 @@ export const WEBHOOK_ROUTES: RestRoute[] = [
       path: user.paths.hooks,
       document: ListUserWebhooksDocument,
       variables: user.scope,
-      result: (data) => data.user_webhooks,
+      resultPath: ['user_webhooks'],
       kind: 'array',
     }),
     get: route({
@@ -158,14 +164,15 @@ export const WEBHOOK_ROUTES: RestRoute[] = [
       path: user.paths.hook,
       document: GetUserWebhookDocument,
       variables: user.hook,
-      result: (data) => data.user_webhook,
+      resultPath: ['user_webhook'],
     }),
     deliveries: route({
       method: 'get',
       path: user.paths.deliveries,
       document: ListUserWebhookDeliveriesDocument,
       variables: user.deliveries,
-      result: (data) => data.user_webhook?.deliveries,
+      resultPath: ['user_webhook', 'deliveries'],
+      query: DELIVERY_QUERY,
       kind: 'envelope',
     }),
     delivery: route({
@@ -173,7 +180,7 @@ export const WEBHOOK_ROUTES: RestRoute[] = [
       path: user.paths.delivery,
       document: GetUserWebhookDeliveryDocument,
       variables: user.delivery,
-      result: (data) => data.user_webhook?.delivery,
+      resultPath: ['user_webhook', 'delivery'],
     }),
   }),
 ];

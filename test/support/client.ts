@@ -1,3 +1,4 @@
+import { checkAgainstOpenApi } from './openapi.js';
 import type { CairnServer } from './server.js';
 
 export interface ApiResponse<T = any> {
@@ -40,6 +41,8 @@ export class Client {
     } catch {
       parsed = undefined;
     }
+    // Every REST answer the suite receives must match the OpenAPI document (throws, failing the test).
+    checkAgainstOpenApi(method.toUpperCase(), path, response.status, text, parsed);
     return { status: response.status, headers: response.headers, body: parsed as T, text };
   }
 
