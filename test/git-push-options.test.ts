@@ -45,6 +45,7 @@ function run(command: string, args: string[], env: Record<string, string> = {}, 
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', reject);
+    child.stdin.on('error', () => undefined); // a command that exits before reading its input fails below, with its stderr
     child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`${command} ${args.join(' ')}: ${code}\n${stderr}`))));
     child.stdin.end(input);
   });
