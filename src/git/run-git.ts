@@ -88,10 +88,11 @@ export async function runGitRaw(args: string[], options: GitOptions = {}): Promi
 
 /**
  * Why a command failed. A repository deleted while a request about it ran takes its directory with
- * it, and git cannot even start there: that is the repository not being found, not a failure.
+ * it (renamed away, then removed: GitStorage.remove): git either cannot start there or fails midway
+ * ("not a git repository"). Either way that is the repository not being found, not a failure.
  */
 function failure(args: string[], code: number | null, stderr: string, cwd: string | undefined): Error {
-  if (code === null && cwd && !existsSync(cwd)) return notFound('repository');
+  if (cwd && !existsSync(cwd)) return notFound('repository');
   return new GitCommandError(args, code, stderr);
 }
 

@@ -2,8 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { PullDeps } from './pull-request.deps.js';
 import type { Principal } from '../principal.js';
 import { Permission } from '../auth/permissions.js';
-import { conflict, notFound, notMergeable, Problems } from '../errors/domain-error.js';
-import { findRepository } from '../repositories/repository.service.js';
+import { conflict, notMergeable, Problems } from '../errors/domain-error.js';
 import type { MergeNote } from './follow-refs.js';
 import { buildMerge, MergeMethod, NotMergeable } from './merge-commits.js';
 import { PullRequestState } from './pull-request.entity.js';
@@ -81,8 +80,6 @@ export async function mergePullRequest(
     });
   } catch (error) {
     if (error instanceof NotMergeable) throw notMergeable(`the pull request cannot be merged: ${error.message}`);
-    // The merge is built before the push lock is taken: a deletion meanwhile removes the directory under git.
-    if (!(await findRepository(em.fork(), repo.id))) throw notFound('repository');
     throw error;
   }
 
