@@ -22,6 +22,9 @@ const EVENTS_TAKEN_BY_EXIT_HOOK = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'b
  *   refuses root), creating that user once if needed.
  * - It listens on 127.0.0.1 only, on a free port chosen at each start, with
  *   a random password generated at initialisation and kept in the data dir.
+ *   The service itself connects through a Unix socket in the database
+ *   directory when its path fits (a round trip over it costs both processes
+ *   far less kernel time than loopback TCP); TCP is the fallback.
  * - After a `kill -9` of the service the old postmaster may still be running
  *   (it was our child, not killed with us): it is shut down first. A stale
  *   pid file from a dead postmaster is handled by PostgreSQL itself, which
@@ -38,6 +41,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
   await stopOrphanPostmaster(databaseDir, log);
 
   const port = await freePort();
+  const socketDir = unixSocketFits(databaseDir, port) ? databaseDir : '';
   const pgLog = log.child({ component: 'postgres' });
   const recent: string[] = []; // PostgreSQL's last words, for the error when it will not start
   const server = new EmbeddedPostgres({
@@ -49,7 +53,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
     persistent: true,
     createPostgresUser: isRoot,
     initdbFlags: ['--encoding=UTF8'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${socketDir}`, '-c', 'max_connections=200'],
     onLog: (message: string) => {
       pgLog.debug({ message: message.trim() });
       recent.push(message.trim());
@@ -71,9 +75,10 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
     throw new Error(`embedded PostgreSQL did not start in ${databaseDir}: ${String(error ?? 'process exited')}\n${detail}`);
   }
 
-  const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${DATABASE_NAME}`;
-  await ensureDatabase(`postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`, DATABASE_NAME);
-  log.info({ databaseDir, port }, 'embedded PostgreSQL ready');
+  const host = encodeURIComponent(socketDir || '127.0.0.1'); // a host that is a directory is a Unix socket to pg
+  const url = `postgres://postgres:${encodeURIComponent(password)}@${host}:${port}/${DATABASE_NAME}`;
+  await ensureDatabase(`postgres://postgres:${encodeURIComponent(password)}@${host}:${port}/postgres`, DATABASE_NAME);
+  log.info({ databaseDir, port, unixSocket: socketDir !== '' }, 'embedded PostgreSQL ready');
   const removeSafetyNet = stopOnExit(databaseDir);
   return {
     url,
@@ -188,6 +193,11 @@ function isPostmasterOf(pid: number, databaseDir: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** A Unix socket's path is limited to 107 bytes (sockaddr_un); a deep data dir falls back to TCP. */
+function unixSocketFits(directory: string, port: number): boolean {
+  return Buffer.byteLength(path.join(directory, `.s.PGSQL.${port}`)) <= 100 && !/[\s,\\'"]/.test(directory);
 }
 
 function freePort(): Promise<number> {

@@ -10,6 +10,7 @@ import { notFound } from '../errors/domain-error.js';
 import { GIT_FIELD_COST } from '../graphql/limits.js';
 import { ConnectionType, PageArgs, resolvePage } from '../graphql/pagination.js';
 import { Repository } from '../repositories/repository.entity.js';
+import { loadCountWithRepository, loadedCount } from '../repositories/loaded-counts.js';
 import { listPullCommits, listPullFiles, PullRequestFile } from './pull-request.git.js';
 import {
   CreatePullRequestInput,
@@ -102,7 +103,14 @@ export class PullRequestResolver {
   }
 }
 
-/** Open pull requests per repository for one request: one query for every repository a response lists. */
+/** A repository read by id or name counts its open pull requests in the same statement. */
+const OPEN_PULLS = 'open_pulls_count';
+loadCountWithRepository(
+  OPEN_PULLS,
+  (r) => `(select count(*)::int from pull_requests p where p.repository_id = ${r}.id and p.state = 'open')`,
+);
+
+/** Open pull requests per repository for one request, when listed: one query for every repository a response lists. */
 const openPullCounts = new WeakMap<object, DataLoader<string, number>>();
 
 function openPullsLoader(ctx: Context): DataLoader<string, number> {
@@ -141,7 +149,7 @@ export class RepositoryPullsResolver {
   }
 
   @FieldResolver(() => Int, { description: 'Open pull requests.' })
-  openPullsCount(@Root() repo: Repository, @Ctx() ctx: Context): Promise<number> {
-    return openPullsLoader(ctx).load(repo.id);
+  openPullsCount(@Root() repo: Repository, @Ctx() ctx: Context): number | Promise<number> {
+    return loadedCount(repo, OPEN_PULLS) ?? openPullsLoader(ctx).load(repo.id);
   }
 }
