@@ -6,6 +6,7 @@ import { requestContext } from '../src/context.js';
 import { requireToken } from '../src/http/authenticate.js';
 import { rateLimited, viewerOf } from '../src/http/rate-limit-headers.js';
 import { readJsonObject } from './body.js';
+import { sendJson } from './conditional.js';
 import { DomainError } from '../src/errors/domain-error.js';
 import { internalError, sendMethodNotAllowed, sendRestError } from '../src/http/error-answers.js';
 import { RestOperation } from './operation.js';
@@ -91,11 +92,11 @@ async function handle(services: Services, route: RestRoute, operation: RestOpera
         return;
       case 'envelope': {
         const page = value as RestPage;
-        res.status(status).json(Object.fromEntries(Object.entries(ENVELOPE).map(([name, field]) => [name, page[field]])));
+        sendJson(req, res, status, Object.fromEntries(Object.entries(ENVELOPE).map(([name, field]) => [name, page[field]])));
         return;
       }
       default:
-        res.status(status).json(value);
+        sendJson(req, res, status, value);
     }
   } catch (error) {
     if (error instanceof DomainError) return sendRestError(res, error);

@@ -168,6 +168,17 @@ function operationId(prefix: string, route: RestRoute): string {
   return words[0]! + words.slice(1).map(pascal).join('');
 }
 
+/** Conditional GETs: every record or list answer carries an ETag, and If-None-Match naming it is answered 304. */
+const ETAG_HEADER = { description: 'A weak tag of this answer; send it back in If-None-Match.', schema: { type: 'string' } };
+const IF_NONE_MATCH = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  description: 'ETags of answers the client holds; when one is still current the answer is 304 without a body.',
+  schema: { type: 'string' },
+};
+const NOT_MODIFIED = { description: 'Not Modified: the answer is still the one the If-None-Match named.', headers: { ETag: ETAG_HEADER } };
+
 /** The OpenAPI 3.1 description of the REST facade, generated from its routes and the GraphQL schema. */
 export function openApiDocument(schema: GraphQLSchema, routes: RestRoute[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -183,8 +194,13 @@ export function openApiDocument(schema: GraphQLSchema, routes: RestRoute[]): Rec
       const answer = answerSchema(schema, route);
       const body = requestBody(schema, route);
       if (body) body.content = { 'application/json': { schema: named(`${name}Body`, body.content as JsonSchema) } };
+      const conditional = route.method === 'get' && answer !== null;
       const success = answer
-        ? { description: KIND_DESCRIPTIONS[route.kind], content: { 'application/json': { schema: named(`${name}Answer`, answer) } } }
+        ? {
+            description: KIND_DESCRIPTIONS[route.kind],
+            ...(conditional ? { headers: { ETag: ETAG_HEADER } } : {}),
+            content: { 'application/json': { schema: named(`${name}Answer`, answer) } },
+          }
         : { description: KIND_DESCRIPTIONS.empty };
       const path = prefix + route.path.replace(/:(\w+)/g, '{$1}');
       paths[path] ??= {};
@@ -192,9 +208,13 @@ export function openApiDocument(schema: GraphQLSchema, routes: RestRoute[]): Rec
         operationId: operationId(prefix, route),
         summary: `GraphQL operation ${name}`,
         security: [{ bearer: [] }],
-        parameters: parameters(schema, route),
+        parameters: [...parameters(schema, route), ...(conditional ? [IF_NONE_MATCH] : [])],
         ...(body ? { requestBody: body } : {}),
-        responses: { [String(route.kind === 'empty' ? 204 : route.status)]: success, ...errorResponses(route) },
+        responses: {
+          [String(route.kind === 'empty' ? 204 : route.status)]: success,
+          ...(conditional ? { '304': NOT_MODIFIED } : {}),
+          ...errorResponses(route),
+        },
       };
     }
   }

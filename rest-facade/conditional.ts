@@ -1,0 +1,36 @@
+import { createHash } from 'node:crypto';
+import type { Request, Response } from 'express';
+
+/**
+ * Sends a JSON answer; a successful GET (and HEAD) of a record or list carries an `ETag`, and a
+ * request whose `If-None-Match` names it is answered 304 without a body, as GitHub does. The tag is
+ * a hash of the answer itself, so it changes with anything the caller would see — a change of the
+ * record, of a count, of what the caller may see. It is weak (`W/`): the same data always
+ * serialises alike, but a 304 promises only that what the client holds is still what it would get.
+ *
+ * `Cache-Control: private, no-cache` lets the caller keep the answer but makes it ask again each
+ * time, so nothing is served from a cache past a permission change or a token revocation; `Vary:
+ * Authorization` keeps shared caches from mixing callers.
+ */
+export function sendJson(req: Request, res: Response, status: number, value: unknown): void {
+  const body = JSON.stringify(value);
+  if (status === 200 && (req.method === 'GET' || req.method === 'HEAD')) {
+    const tag = `W/"${createHash('sha1').update(body).digest('base64url')}"`;
+    res.setHeader('ETag', tag);
+    res.setHeader('Cache-Control', 'private, no-cache');
+    res.setHeader('Vary', 'Authorization');
+    if (matches(req.get('if-none-match'), tag)) {
+      res.status(304).end();
+      return;
+    }
+  }
+  res.status(status).type('application/json').send(body);
+}
+
+/** RFC 9110 §13.1.2: `*`, or any listed tag equal to ours under weak comparison (the `W/` prefix ignored). */
+function matches(header: string | undefined, tag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  const opaque = tag.slice(2);
+  return header.split(',').some((listed) => listed.trim().replace(/^W\//, '') === opaque);
+}

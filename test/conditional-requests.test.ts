@@ -1,0 +1,97 @@
+import { adminClient, Client, createUser } from './support/client.js';
+import { CairnServer } from './support/server.js';
+
+/** Conditional GETs, as GitHub has them: an ETag on every record and list, 304 when If-None-Match names it. */
+let server: CairnServer;
+let admin: Client;
+
+beforeAll(async () => {
+  server = await CairnServer.start();
+  admin = adminClient(server);
+});
+afterAll(() => server.destroy());
+
+const etagOf = (response: { headers: Headers }) => response.headers.get('etag');
+
+describe('ETag and If-None-Match', () => {
+  test('a record: same answer → same tag and 304 without a body; a change → 200 with a new tag', async () => {
+    const repo = (await admin.post('/repos', { name: 'tagged' })).body.id;
+    for (const prefix of ['', '/api']) {
+      const first = await admin.get(`${prefix}/repos/${repo}`);
+      expect(first.status).toBe(200);
+      const tag = etagOf(first)!;
+      expect(tag).toMatch(/^W\/"[\w-]+"$/);
+      expect(first.headers.get('cache-control')).toBe('private, no-cache');
+      expect(first.headers.get('vary')).toMatch(/Authorization/);
+      expect(etagOf(await admin.get(`${prefix}/repos/${repo}`))).toBe(tag);
+
+      const unchanged = await admin.get(`${prefix}/repos/${repo}`, { headers: { 'if-none-match': tag } });
+      expect(unchanged.status).toBe(304);
+      expect(unchanged.text).toBe('');
+      expect(etagOf(unchanged)).toBe(tag);
+      // A list of tags, the strong form of ours, and `*` all match (weak comparison, RFC 9110).
+      expect((await admin.get(`${prefix}/repos/${repo}`, { headers: { 'if-none-match': `W/"other", ${tag}` } })).status).toBe(304);
+      expect((await admin.get(`${prefix}/repos/${repo}`, { headers: { 'if-none-match': tag.slice(2) } })).status).toBe(304);
+      expect((await admin.get(`${prefix}/repos/${repo}`, { headers: { 'if-none-match': '*' } })).status).toBe(304);
+      expect((await admin.get(`${prefix}/repos/${repo}`, { headers: { 'if-none-match': 'W/"stale"' } })).status).toBe(200);
+    }
+
+    const before = etagOf(await admin.get(`/repos/${repo}`))!;
+    expect((await admin.patch(`/repos/${repo}`, { description: 'changed' })).status).toBe(200);
+    const after = await admin.get(`/repos/${repo}`, { headers: { 'if-none-match': before } });
+    expect(after.status).toBe(200);
+    expect(after.body.description).toBe('changed');
+    expect(etagOf(after)).not.toBe(before);
+  });
+
+  test('a list changes its tag when an item is added; a count change changes the record', async () => {
+    const repo = (await admin.post('/repos', { name: 'listed' })).body.id;
+    const list = await admin.get(`/repos/${repo}/issues`);
+    const record = await admin.get(`/repos/${repo}`);
+    expect(etagOf(list)).toMatch(/^W\//);
+    expect((await admin.get(`/repos/${repo}/issues`, { headers: { 'if-none-match': etagOf(list)! } })).status).toBe(304);
+    await admin.post(`/repos/${repo}/issues`, { title: 'new' });
+    const relisted = await admin.get(`/repos/${repo}/issues`, { headers: { 'if-none-match': etagOf(list)! } });
+    expect(relisted.status).toBe(200);
+    expect(relisted.body.data).toHaveLength(1);
+    const recount = await admin.get(`/repos/${repo}`, { headers: { 'if-none-match': etagOf(record)! } });
+    expect(recount.status).toBe(200);
+    expect(recount.body.open_issues_count).toBe(1);
+  });
+
+  test('a held tag never outlives a permission change or a revoked token', async () => {
+    const owner = await createUser(admin, 'tagowner');
+    const reader = await createUser(admin, 'tagreader');
+    const repo = (await owner.post('/repos', { name: 'secret', private: true })).body.id;
+    expect((await owner.put(`/repos/${repo}/collaborators/tagreader`, { permission: 'read' })).status).toBe(200);
+    const seen = await reader.get(`/repos/${repo}`);
+    expect(seen.status).toBe(200);
+    const tag = etagOf(seen)!;
+    expect((await reader.get(`/repos/${repo}`, { headers: { 'if-none-match': tag } })).status).toBe(304);
+
+    expect((await owner.delete(`/repos/${repo}/collaborators/tagreader`)).status).toBe(204);
+    expect((await reader.get(`/repos/${repo}`, { headers: { 'if-none-match': tag } })).status).toBe(404);
+
+    const own = await owner.get(`/repos/${repo}`);
+    const ownTag = etagOf(own)!;
+    const { userAccessTokens } = await admin.gql<{ userAccessTokens: { nodes: { id: string }[] } }>(
+      'query($login: String) { userAccessTokens(login: $login) { nodes { id } } }',
+      { login: 'tagowner' },
+    );
+    for (const { id } of userAccessTokens.nodes) await admin.gql('mutation($id: ID!) { revokeAccessToken(id: $id) }', { id });
+    expect((await owner.get(`/repos/${repo}`, { headers: { 'if-none-match': ownTag } })).status).toBe(401);
+  });
+
+  test('writes, errors and GraphQL carry no ETag; a bad If-None-Match is only a miss', async () => {
+    const created = await admin.post('/repos', { name: 'untagged' });
+    expect(created.status).toBe(201);
+    expect(etagOf(created)).toBeNull();
+    expect(etagOf(await admin.get('/repos/repo_00000000000000000000000000'))).toBeNull();
+    const graphql = await admin.post('/graphql', { query: '{ viewer { login } }' });
+    expect(etagOf(graphql)).toBeNull();
+    for (const junk of ['', ',,,', '"unterminated', 'W/', 'x'.repeat(4000)]) {
+      const answer = await admin.get(`/repos/${created.body.id}`, { headers: { 'if-none-match': junk } });
+      expect(answer.status).toBe(200);
+    }
+  });
+});
