@@ -1,8 +1,10 @@
 /**
  * `npm run bench:api`: throughput and latency of one repository read, side by side in one run:
  *  - REST `GET /repos/:id` through the facade (GraphQL executed in-process),
+ *  - REST `GET /repos/:id/pulls` (a page of 5 open pull requests),
+ *  - the same `GET /repos/:id` with `If-None-Match` naming its ETag (304),
  *  - the equivalent GraphQL query over HTTP (Apollo),
- *  - a bare Express 5 route answering the same JSON (the ceiling).
+ *  - a bare Express 5 route answering the same JSON after a Bearer check (the ceiling).
  * 32 connections. The targets take turns over several rounds (so a machine whose speed drifts,
  * as a shared VM's does, affects each alike) and the medians are reported, with the CPU time the
  * hypervisor stole meanwhile. Prints a table and a JSON line.
@@ -14,6 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { adminClient } from '../support/client.js';
+import { GitSandbox, remoteUrl } from '../support/git.js';
 import { CairnServer, freePort } from '../support/server.js';
 import { cpuShares, cpuTimes, median } from './stats.js';
 
@@ -59,12 +62,25 @@ try {
   const admin = adminClient(server);
   const repo = (await admin.post('/repos', { name: 'bench', description: 'benchmark target', auto_init: true })).body;
   await admin.post(`/repos/${repo.id}/issues`, { title: 'one open issue' });
-  const record = (await admin.get(`/repos/${repo.id}`)).body;
+  const git = await GitSandbox.create();
+  const work = path.join(git.dir, 'bench');
+  await git.git(['clone', '--quiet', remoteUrl(server, 'admin', 'bench', server.adminToken), work]);
+  for (let i = 0; i < 5; i++) {
+    await git.git(['checkout', '--quiet', '-b', `topic-${i}`, 'main'], { cwd: work });
+    await git.commit(work, `change ${i}`, { [`topic-${i}.txt`]: `${i}\n` });
+    await git.git(['push', '--quiet', 'origin', `topic-${i}`], { cwd: work });
+    const pull = await admin.post(`/repos/${repo.id}/pulls`, { title: `Pull request ${i}`, head: `topic-${i}` });
+    if (pull.status !== 201) throw new Error(`pull request ${i}: ${pull.status} ${pull.text}`);
+  }
+  await git.cleanup();
+  const read = await admin.get(`/repos/${repo.id}`);
+  const record = read.body;
+  const etag = read.headers.get('etag')!;
 
   const bodyFile = path.join(await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-bench-')), 'repo.json');
   await fs.writeFile(bodyFile, JSON.stringify(record));
   const barePort = await freePort();
-  const bare = fork(path.join(here, 'bare-express.js'), [String(barePort), bodyFile], { stdio: 'ignore' });
+  const bare = fork(path.join(here, 'bare-express.js'), [String(barePort), bodyFile, server.adminToken], { stdio: 'ignore' });
   await new Promise((resolve) => bare.once('message', resolve));
 
   const auth = { authorization: `Bearer ${server.adminToken}` };
@@ -72,8 +88,10 @@ try {
     createdAt updatedAt pushedAt openIssuesCount openPullsCount } }`;
   const stealBefore = await cpuTimes();
   const results = await measureAll([
-    { name: 'bare Express route', options: { url: `http://127.0.0.1:${barePort}/repos/${repo.id}` } },
+    { name: 'bare Express route', options: { url: `http://127.0.0.1:${barePort}/repos/${repo.id}`, headers: auth } },
     { name: 'REST GET /repos/:id', options: { url: `${server.url}/repos/${repo.id}`, headers: auth } },
+    { name: 'REST GET /repos/:id/pulls', options: { url: `${server.url}/repos/${repo.id}/pulls`, headers: auth } },
+    { name: 'REST GET /repos/:id → 304', options: { url: `${server.url}/repos/${repo.id}`, headers: { ...auth, 'if-none-match': etag } } },
     {
       name: 'GraphQL repository(id)',
       options: {
@@ -92,10 +110,10 @@ try {
     `\nbench:api — ${CONNECTIONS} connections, median of ${ROUNDS} × ${DURATION} s per target, ${os.cpus().length} CPUs, ` +
       `LOG_LEVEL=${process.env.LOG_LEVEL ?? 'info'}, CPU stolen by the hypervisor: ${(100 * steal).toFixed(0)}%\n`,
   );
-  console.log('target                     req/s    p50 ms   p99 ms   vs bare   errors');
+  console.log('target                         req/s    p50 ms   p99 ms   vs bare   errors');
   for (const r of results) {
     console.log(
-      `${r.name.padEnd(26)} ${String(r.rps).padStart(6)}   ${String(r.p50).padStart(6)}   ${String(r.p99).padStart(6)}   ${((100 * r.rps) / baseline).toFixed(1).padStart(6)}%   ${r.errors + r.non2xx}`,
+      `${r.name.padEnd(30)} ${String(r.rps).padStart(6)}   ${String(r.p50).padStart(6)}   ${String(r.p99).padStart(6)}   ${((100 * r.rps) / baseline).toFixed(1).padStart(6)}%   ${r.errors + (r.name.endsWith('304') ? 0 : r.non2xx)}`,
     );
   }
   console.log(`\n${JSON.stringify({ bench: 'api', connections: CONNECTIONS, steal, results })}`);

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -11,6 +12,12 @@ import pg from 'pg';
 const up = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const ROOT = path.basename(up) === 'dist' ? path.dirname(up) : up;
 const MAIN = path.join(ROOT, 'dist/rest-facade/main.js');
+/** The node flags `npm start` gives the service (package.json), so tests and benchmarks run it alike. */
+const START_FLAGS: string[] = (
+  /\bnode (.*?)dist\//.exec(JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start as string)?.[1] ?? ''
+)
+  .split(/\s+/)
+  .filter(Boolean);
 
 export interface StartOptions {
   /** Run on the service's own embedded PostgreSQL in its data dir, instead of a database of the shared test cluster. */
@@ -71,7 +78,7 @@ export class CairnServer {
   }
 
   private async spawn(discardOutput: boolean): Promise<void> {
-    const child = spawn(process.execPath, ['--enable-source-maps', MAIN], {
+    const child = spawn(process.execPath, ['--enable-source-maps', ...START_FLAGS, MAIN], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH,

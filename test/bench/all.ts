@@ -1,0 +1,110 @@
+/**
+ * `npm run bench`: every figure users feel, each beside its baseline measured in the same run, in
+ * one table. Runs the benchmark scripts one after another (each starts its own service, so none
+ * warms another) and reads the JSON line each prints last:
+ *  - api: REST and GraphQL reads beside a bare Express route answering the same JSON;
+ *  - writes: REST issue creation on one repository;
+ *  - webhooks: the drain of one push of 1,500 tags (3,000 deliveries) to one fast receiver;
+ *  - startup: `npm start` → /readyz, and the service's resident memory idle and after load;
+ *  - git: a ~100 MB clone through Cairn beside `git clone --no-local` of the same bare repository.
+ * BENCH_ONLY=api,writes runs a subset. Each script's own output goes to stderr as it runs.
+ */
+import { spawn } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const ONLY = process.env.BENCH_ONLY?.split(',');
+const SCRIPTS = ['api', 'writes', 'webhooks', 'startup', 'git'].filter((name) => !ONLY || ONLY.includes(name));
+
+type Figures = Record<string, any>;
+
+/** Runs one script, echoing its output to stderr, and returns its last JSON line. */
+function run(name: string): Promise<Figures> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(here, `${name}.js`)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk;
+      process.stderr.write(chunk);
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      const last = out
+        .trim()
+        .split('\n')
+        .reverse()
+        .find((line) => line.startsWith('{"bench"'));
+      if (code !== 0 || !last) reject(new Error(`bench:${name} exited ${code} without its figures`));
+      else resolve(JSON.parse(last) as Figures);
+    });
+  });
+}
+
+const figures: Record<string, Figures> = {};
+const failures: string[] = [];
+for (const name of SCRIPTS) {
+  process.stderr.write(`\n=== bench:${name} ===\n`);
+  try {
+    figures[name] = await run(name);
+  } catch (error) {
+    failures.push(String(error));
+  }
+}
+
+const rows: Array<[string, string, string, string]> = [];
+const fmt = (n: number | undefined, digits = 0) =>
+  n === undefined || Number.isNaN(n) ? '—' : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const api = figures.api;
+if (api) {
+  const target = (name: string) => api.results.find((r: { name: string }) => r.name === name)?.rps as number | undefined;
+  const bare = target('bare Express route')!;
+  for (const [label, name, floor] of [
+    ['REST GET /repos/:id', 'REST GET /repos/:id', '0.20'],
+    ['REST GET /repos/:id/pulls', 'REST GET /repos/:id/pulls', ''],
+    ['REST GET /repos/:id, If-None-Match → 304', 'REST GET /repos/:id → 304', ''],
+    ['GraphQL repository(id)', 'GraphQL repository(id)', ''],
+  ] as const) {
+    const rps = target(name);
+    rows.push([
+      `${label} vs bare Express + Bearer check`,
+      `${fmt(rps)} vs ${fmt(bare)} req/s`,
+      `**${fmt((rps ?? NaN) / bare, 2)}**`,
+      floor,
+    ]);
+  }
+}
+if (figures.writes)
+  rows.push(['REST POST /repos/:id/issues (one repository, 32 connections)', '', `**${fmt(figures.writes.rps)} req/s**`, '1,000']);
+if (figures.webhooks?.drain) {
+  rows.push([
+    `webhook drain: one push of ${fmt(figures.webhooks.drain.deliveries / 2)} tags (${fmt(figures.webhooks.drain.deliveries)} deliveries) to one fast receiver`,
+    '',
+    `**${fmt(figures.webhooks.drain.perSecond)} deliveries/s**`,
+    '2,000',
+  ]);
+}
+if (figures.startup) {
+  const s = figures.startup;
+  rows.push(['`npm start` → `/readyz` 200 on an existing data dir', '', `**${fmt(s.startMs / 1000, 2)} s**`, '2 s']);
+  const afterLoad = Math.max(s.afterLoadMb, figures.webhooks?.rssAfterMb ?? 0);
+  rows.push(['node RSS idle after start / after load', '', `**${s.idleMb} MB / ${afterLoad} MB**`, '120 / 200']);
+}
+if (figures.git) {
+  const g = figures.git;
+  rows.push([
+    '~100 MB clone vs `git clone --no-local` of the same bare repository',
+    `${fmt(g.cloneMs?.cairn)} vs ${fmt(g.cloneMs?.local)} ms`,
+    `**${fmt(g.cloneRatio, 2)}×**`,
+    '1.2×',
+  ]);
+}
+
+console.log(`\nnpm run bench — ${os.cpus().length} CPUs, ${new Date().toISOString()}\n`);
+console.log('| figure | side by side | now | floor |');
+console.log('|---|---|---|---|');
+for (const row of rows) console.log(`| ${row.join(' | ')} |`);
+for (const failure of failures) console.log(`\nnot measured: ${failure}`);
+console.log(`\n${JSON.stringify({ bench: 'all', figures })}`);
+if (failures.length) process.exitCode = 1;
