@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type pg from 'pg';
 
@@ -9,12 +10,13 @@ import type pg from 'pg';
  * it goes through the entity manager as before.
  *
  * `sql` uses `?` placeholders (in the order of `params`), like `em.execute`; it must not use
- * PostgreSQL's `?` jsonb operators.
+ * PostgreSQL's `?` jsonb operators. Each distinct text is prepared on every pooled connection that
+ * runs it, so the texts must be a fixed set (never built from values).
  */
-export async function fastRead<T extends object>(em: EntityManager, name: string, sql: string, params: unknown[]): Promise<T[]> {
+export async function fastRead<T extends object>(em: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
   if (em.isInTransaction()) return em.execute<T[]>(sql, params);
   const pool = await poolOf(em);
-  const result = await pool.query<T>({ name, text: positional(sql), values: params });
+  const result = await pool.query<T>({ ...prepared(sql), values: params });
   return result.rows;
 }
 
@@ -30,15 +32,16 @@ function poolOf(em: EntityManager): Promise<pg.Pool> {
   return pool;
 }
 
-const texts = new Map<string, string>();
+const statements = new Map<string, { name: string; text: string }>();
 
-/** `?` → `$1, $2, …`, memoised: the texts are a fixed set. */
-function positional(sql: string): string {
-  let text = texts.get(sql);
-  if (text === undefined) {
+/** The statement of a text: `?` → `$1, $2, …`, named after its hash; memoised, the texts are a fixed set. */
+function prepared(sql: string): { name: string; text: string } {
+  let statement = statements.get(sql);
+  if (statement === undefined) {
     let n = 0;
-    text = sql.replace(/\?/g, () => `$${++n}`);
-    texts.set(sql, text);
+    const text = sql.replace(/\?/g, () => `$${++n}`);
+    statement = { name: `cairn_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`, text };
+    statements.set(sql, statement);
   }
-  return text;
+  return statement;
 }

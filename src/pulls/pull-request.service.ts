@@ -5,6 +5,7 @@ import type { Principal } from '../principal.js';
 import { mayChangeAuthored, Permission } from '../auth/permissions.js';
 import { User } from '../auth/user.entity.js';
 import { lockForUpdate } from '../db/lock-row.js';
+import { fastRead } from '../db/fast-read.js';
 import type { Changes } from '../events/event-map.js';
 import { DomainError, conflict, invalid, notFound, Problems } from '../errors/domain-error.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
@@ -86,7 +87,8 @@ function factsOf(row: PullRequestRow): PullRequestFacts {
  * users' logins. `ids` is a subquery selecting the wanted ids (a page, or one number).
  */
 async function readViews(em: EntityManager, ids: string, params: unknown[], order: string): Promise<PullRequestView[]> {
-  const rows = await em.execute<PullRequestRow[]>(
+  const rows = await fastRead<PullRequestRow>(
+    em,
     `select p.*, u.login as user_login, m.login as merged_by_login
        from (${ids}) as wanted
        join pull_requests p on p.id = wanted.id
@@ -112,7 +114,7 @@ export async function listPullRequests(
   const filter = state === PullRequestStateFilter.ALL ? '' : ' and state = ?';
   const params = state === PullRequestStateFilter.ALL ? [repo.id] : [repo.id, state];
   const [counted, views] = await Promise.all([
-    em.execute<{ total: number }[]>(`select count(*)::int as total from pull_requests where repository_id = ?${filter}`, params),
+    fastRead<{ total: number }>(em, `select count(*)::int as total from pull_requests where repository_id = ?${filter}`, params),
     page.limit === 0
       ? Promise.resolve([])
       : readViews(

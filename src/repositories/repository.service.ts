@@ -36,7 +36,7 @@ const DELETE_WAIT_MS = 30_000;
  */
 export async function findRepository(em: EntityManager, id: string): Promise<Repository | null> {
   if (!looksLikeId('repo', id)) return null;
-  return loadRepository(em, 'repository_by_id', 'r.id = ?', [id]);
+  return loadRepository(em, 'r.id = ?', [id]);
 }
 
 /**
@@ -44,13 +44,12 @@ export async function findRepository(em: EntityManager, id: string): Promise<Rep
  * No permission check: git over HTTP applies its own rules (anonymous reads, 401 challenges).
  */
 async function findRepositoryByName(em: EntityManager, owner: string, name: string): Promise<Repository | null> {
-  return loadRepository(em, 'repository_by_name', 'u.login_key = ? and r.name_key = ?', [owner.toLowerCase(), name.toLowerCase()]);
+  return loadRepository(em, 'u.login_key = ? and r.name_key = ?', [owner.toLowerCase(), name.toLowerCase()]);
 }
 
-async function loadRepository(em: EntityManager, name: string, condition: string, params: unknown[]): Promise<Repository | null> {
+async function loadRepository(em: EntityManager, condition: string, params: unknown[]): Promise<Repository | null> {
   const rows = await fastRead<Record<string, unknown> & { owner_row: Record<string, unknown> }>(
     em,
-    name,
     `select r.*, ${openIssuesCountSql('r')} as open_issues_count${countColumnsSql('r')}, to_jsonb(u) as owner_row
        from repositories r join users u on u.id = r.owner_id where ${condition}`,
     params,
