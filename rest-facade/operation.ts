@@ -20,7 +20,7 @@ export type OperationOutcome = { ok: true; data: Record<string, unknown> } | { o
 
 /**
  * One GraphQL operation as the facade runs it: validated against the schema
- * and compiled to a function (graphql-jit) once at start-up, executed
+ * once at start-up and compiled to a function (graphql-jit) once, executed
  * in-process with the caller's context, its result already converted to the
  * REST dialect. The documents are fixed, so the per-request work of a generic
  * executor (walking the document, looking fields up, coercing through the
@@ -29,7 +29,7 @@ export type OperationOutcome = { ok: true; data: Record<string, unknown> } | { o
 export class RestOperation {
   private readonly shape: ReturnType<typeof resultShape>;
   private readonly variables: Map<string, GraphQLInputType>;
-  private readonly compiled: CompiledQuery;
+  private compiled: CompiledQuery | null = null;
   private readonly variableDefinitions: readonly VariableDefinitionNode[];
 
   constructor(
@@ -45,6 +45,17 @@ export class RestOperation {
       throw new Error(`facade operation does not compile: ${compiled.errors?.map((e) => e.message).join('; ')}`);
     this.compiled = compiled;
     this.variableDefinitions = getOperationAST(document)?.variableDefinitions ?? [];
+  }
+
+  /** Compiled at its first request, not at start-up: most of the 80 routes of a process may never be called. */
+  private compile(): CompiledQuery {
+    if (!this.compiled) {
+      const compiled = compileQuery(this.schema, this.document, undefined, { disablingCapturingStackErrors: true });
+      if (!isCompiledQuery(compiled))
+        throw new Error(`facade operation does not compile: ${compiled.errors?.map((e) => e.message).join('; ')}`);
+      this.compiled = compiled;
+    }
+    return this.compiled;
   }
 
   /** `raw`: REST-dialect values keyed by the operation's variable names. */
@@ -65,7 +76,7 @@ export class RestOperation {
     // answers are built from (the compiled query coerces them again, and for a GET's one id that is cheap).
     const judged = getVariableValues(this.schema, this.variableDefinitions, variableValues);
     if (judged.errors?.length) return { ok: false, error: fromGraphQLError(judged.errors[0]!) ?? judged.errors[0]! };
-    const result = await this.compiled.query(undefined, ctx, variableValues);
+    const result = await this.compile().query(undefined, ctx, variableValues);
     const first = result.errors?.[0];
     if (first) return { ok: false, error: fromGraphQLError(first) ?? first };
     return { ok: true, data: toRest(result.data, this.shape) as Record<string, unknown> };

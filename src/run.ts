@@ -22,10 +22,16 @@ export async function runService(loadSurface: () => Promise<Surface>): Promise<v
     throw error;
   }
   const log = createLogger(config.logLevel);
-  const { startService } = await import('./server.js'); // after validation: a bad setting fails fast
+  // The embedded PostgreSQL starts in its own process while the service's modules load (startService awaits it and
+  // reports its failure). The modules load after validation: a bad setting fails fast.
+  const database = config.databaseUrl
+    ? undefined
+    : import('./db/embedded-postgres.js').then(({ startEmbeddedPostgres }) => startEmbeddedPostgres(config.dataDir, log));
+  database?.catch(() => undefined);
   let service;
   try {
-    service = await startService(config, log, await loadSurface());
+    const { startService } = await import('./server.js');
+    service = await startService(config, log, await loadSurface(), database);
   } catch (error) {
     log.fatal({ err: error }, 'Cairn failed to start');
     log.flush(() => process.exit(1));

@@ -48,7 +48,13 @@ export interface RunningService {
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
-export async function startService(config: Config, log: Logger, surface: Surface = () => []): Promise<RunningService> {
+export async function startService(
+  config: Config,
+  log: Logger,
+  surface: Surface = () => [],
+  /** The embedded database, when the caller started it already (run.ts starts it while the service loads). */
+  starting?: Promise<EmbeddedDatabase>,
+): Promise<RunningService> {
   const cleanups: Array<() => Promise<unknown>> = [];
   const cleanUp = async () => {
     for (const step of cleanups.reverse()) await step().catch((error: unknown) => log.error({ err: error }, 'shutdown step failed'));
@@ -56,7 +62,7 @@ export async function startService(config: Config, log: Logger, surface: Surface
   try {
     let embedded: EmbeddedDatabase | null = null;
     if (!config.databaseUrl) {
-      embedded = await startEmbeddedPostgres(config.dataDir, log);
+      embedded = await (starting ?? startEmbeddedPostgres(config.dataDir, log));
       cleanups.push(() => embedded!.stop());
     }
     const databaseUrl = config.databaseUrl ?? embedded!.url;
