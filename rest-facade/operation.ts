@@ -40,10 +40,6 @@ export class RestOperation {
     if (errors.length) throw new Error(`facade operation does not match the schema: ${errors.map((e) => e.message).join('; ')}`);
     this.shape = resultShape(schema, document);
     this.variables = variableTypes(schema, document);
-    const compiled = compileQuery(schema, document, undefined, { disablingCapturingStackErrors: true });
-    if (!isCompiledQuery(compiled))
-      throw new Error(`facade operation does not compile: ${compiled.errors?.map((e) => e.message).join('; ')}`);
-    this.compiled = compiled;
     this.variableDefinitions = getOperationAST(document)?.variableDefinitions ?? [];
   }
 
