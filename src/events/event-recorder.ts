@@ -6,11 +6,45 @@ import { actorRef, repositoryRef } from './payloads.js';
 export type { RecordedChange } from './event-map.js';
 
 /**
- * Runs inside the recording transaction, once the event rows exist (the
- * webhook fan-out), with the events of one `record`/`recordAll` call in
- * order. It may return a callback to run after the commit.
+ * Work that follows every recorded event in its own transaction (the webhook
+ * fan-out), in two forms that must do the same:
+ * - `inTransaction` runs once the event rows exist, with the events of one
+ *   `record`/`recordAll` call in order;
+ * - `inStatement` is that work as one data-modifying SQL statement over
+ *   `source`, a relation aliased `e` with the columns `id`, `type`, `action`,
+ *   `body` (the payload's JSON text), `repository_id`, `owner_id`: it becomes
+ *   part of the single statement of `recordInStatement`, which hands it the
+ *   rows the statement returned once committed.
+ * Each may return a callback to run after the commit.
  */
-export type EventListener = (em: EntityManager, events: DomainEvent[]) => Promise<(() => void) | void>;
+export interface EventListener {
+  inTransaction(em: EntityManager, events: DomainEvent[]): Promise<AfterCommit | void>;
+  inStatement: { sql(source: string): string; done(rows: unknown[]): AfterCommit | void };
+}
+
+type AfterCommit = () => void;
+
+/**
+ * A value of a change that only the statement making it knows (the number it takes): the
+ * payload is built with `token` in its place, and the statement writes the value of `column`
+ * (of the made record) there instead.
+ */
+export interface StandIn {
+  /** A JSON number no payload can otherwise contain: unguessable, so no user text can forge it. */
+  token: string;
+  column: string;
+}
+
+/**
+ * A change as common table expressions (`name as (…), …`, no leading `with`), with their
+ * parameters; `made` names the one among them that returns the made record (no row: nothing
+ * was made, nothing is recorded).
+ */
+export interface StatementChange {
+  ctes: string;
+  params: unknown[];
+  made: string;
+}
 
 /** Events written by one INSERT: bounds the statement's parameter (a mirror push may record thousands). */
 const INSERT_BATCH = 500;
@@ -52,12 +86,64 @@ export class EventRecorder {
       const batch = changes.slice(start, start + INSERT_BATCH).map((change) => this.eventOf(change));
       await insertEvents(em, batch);
       for (const listener of this.listeners) {
-        const callback = await listener(em, batch);
+        const callback = await listener.inTransaction(em, batch);
         if (callback) this.afterCommit(em, callback);
       }
       recorded.push(...batch);
     }
     return recorded;
+  }
+
+  /**
+   * Makes a change and records its event in ONE statement, which commits on
+   * its own unless `em` is in a transaction: the change's CTEs, then the event
+   * inserted for the made record, then each listener's statement form over it.
+   * Whatever the change locks (the repository's number sequence) is then held
+   * only while PostgreSQL runs and commits the statement — never across a round
+   * trip to this process, whose event loop may be busy with other requests —
+   * and a statement that fails rolls back whole, the change with its event and
+   * deliveries. `standIn` replaces its token in the payload text with the value
+   * the statement made. Returns the made record's row (as JSON), or null when
+   * the change made nothing.
+   */
+  async recordInStatement(
+    em: EntityManager,
+    change: StatementChange,
+    event: RecordedChange,
+    standIn: StandIn,
+  ): Promise<Record<string, unknown> | null> {
+    const { type, action, repositoryId, ownerId, actorId, payload, createdAt } = this.eventOf(event);
+    const listened = this.listeners.map(
+      (listener, i) =>
+        `listened_${i} as (${listener.inStatement.sql(
+          `(select r.id, r.type, r.action, b.body, r.repository_id, r.owner_id from recorded r cross join event_body b) as e`,
+        )})`,
+    );
+    const rows = await em.execute<Array<Record<string, unknown> & { record: Record<string, unknown> | null }>>(
+      `with ${change.ctes},
+       event_body as (select replace(?::text, ?::text, m.${standIn.column}::text) as body from ${change.made} m),
+       recorded as (
+         insert into domain_events (type, action, repository_id, owner_id, actor_id, payload, created_at)
+         select ?, ?, ?, ?, ?, b.body::jsonb, ?::timestamptz from event_body b
+         returning id, type, action, repository_id, owner_id)
+       ${listened.map((cte) => `, ${cte}`).join('\n')}
+       select (select to_jsonb(m) from ${change.made} m) as record
+              ${this.listeners.map((_, i) => `, (select coalesce(json_agg(l), '[]'::json) from listened_${i} l) as listened_${i}`).join('')}`,
+      [
+        ...change.params,
+        ...[JSON.stringify(payload), standIn.token],
+        ...[type, action, repositoryId, ownerId, actorId, createdAt.toISOString()],
+      ],
+    );
+    const row = rows[0];
+    if (!row?.record) return null;
+    const callbacks = this.listeners.map((listener, i) => listener.inStatement.done(row[`listened_${i}`] as unknown[]));
+    for (const callback of callbacks) {
+      if (!callback) continue;
+      if (em.isInTransaction()) this.afterCommit(em, callback);
+      else callback();
+    }
+    return row.record;
   }
 
   /**
