@@ -62,6 +62,7 @@ async function databaseOf(server: CairnServer): Promise<pg.Client> {
   const port = Number(pid.split('\n')[3]);
   const password = (await fs.readFile(path.join(server.dataDir, 'postgres.password'), 'utf8')).trim();
   const client = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password, database: 'cairn' });
+  client.on('error', () => undefined); // the service stopping ends this connection; a failed query still throws
   await client.connect();
   return client;
 }
@@ -113,11 +114,11 @@ async function measureAll(db: pg.Client, targets: Target[]): Promise<Result[]> {
   });
 }
 
-/** Numbers 1..last_number exactly once across issues and pull requests; one `opened` event (and delivery) per issue. */
+/** Numbers 1..last_number (the repository's sequence) exactly once across issues and pull requests; one `opened` event (and delivery) per issue. */
 async function check(db: pg.Client, repo: string, withWebhook: boolean): Promise<Check> {
   const problems: string[] = [];
   const [{ last_number: lastNumber }] = (
-    await db.query<{ last_number: number }>('select last_number from repositories where id = $1', [repo])
+    await db.query<{ last_number: number }>('select last_number from repository_counters where repository_id = $1', [repo])
   ).rows as [{ last_number: number }];
   const numbers = (
     await db.query<{ number: number }>(
