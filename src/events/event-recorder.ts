@@ -25,25 +25,28 @@ export interface EventListener {
 type AfterCommit = () => void;
 
 /**
- * A value of a change that only the statement making it knows (the number it takes): the
- * payload is built with `token` in its place, and the statement writes the value of `column`
- * (of the made record) there instead.
- */
-export interface StandIn {
-  /** A JSON number no payload can otherwise contain: unguessable, so no user text can forge it. */
-  token: string;
-  column: string;
-}
-
-/**
- * A change as common table expressions (`name as (…), …`, no leading `with`), with their
- * parameters; `made` names the one among them that returns the made record (no row: nothing
- * was made, nothing is recorded).
+ * Changes as common table expressions (`name as (…), …`, no leading `with`), with their
+ * parameters: `made` names the one among them that returns the made records, `key` its column
+ * naming each record, `value` its column holding what only the statement knows (the number it
+ * took), which replaces the record's event's stand-in.
  */
 export interface StatementChange {
   ctes: string;
   params: unknown[];
   made: string;
+  key: string;
+  value: string;
+}
+
+/**
+ * The event of the record `key` (in `made`), built before the statement runs: `standIn` (a JSON
+ * number no payload can otherwise contain, unguessable so that no user text can forge it) stands
+ * where its payload has the statement's value.
+ */
+export interface StatementEvent {
+  key: string;
+  change: RecordedChange;
+  standIn: string;
 }
 
 /** Events written by one INSERT: bounds the statement's parameter (a mirror push may record thousands). */
@@ -95,55 +98,71 @@ export class EventRecorder {
   }
 
   /**
-   * Makes a change and records its event in ONE statement, which commits on
-   * its own unless `em` is in a transaction: the change's CTEs, then the event
-   * inserted for the made record, then each listener's statement form over it.
-   * Whatever the change locks (the repository's number sequence) is then held
-   * only while PostgreSQL runs and commits the statement — never across a round
-   * trip to this process, whose event loop may be busy with other requests —
-   * and a statement that fails rolls back whole, the change with its event and
-   * deliveries. `standIn` replaces its token in the payload text with the value
-   * the statement made. Returns the made record's row (as JSON), or null when
-   * the change made nothing.
+   * Makes changes and records their events in ONE statement, which commits on
+   * its own unless `em` is in a transaction: the changes' CTEs, then the events
+   * of the records made (outbox ids in the order given), then each listener's
+   * statement form over them. Whatever the changes lock (the repository's number
+   * sequence) is then held only while PostgreSQL runs and commits the statement —
+   * never across a round trip to this process, whose event loop may be busy with
+   * other requests — and a statement that fails rolls back whole, the changes
+   * with their events and deliveries. Returns the made records' rows (as JSON)
+   * by key; a record the changes did not make has no row and no event.
    */
   async recordInStatement(
     em: EntityManager,
     change: StatementChange,
-    event: RecordedChange,
-    standIn: StandIn,
-  ): Promise<Record<string, unknown> | null> {
-    const { type, action, repositoryId, ownerId, actorId, payload, createdAt } = this.eventOf(event);
+    events: StatementEvent[],
+  ): Promise<Map<string, Record<string, unknown>>> {
+    const rows = events.map(({ key, change: recorded, standIn }, position) => {
+      const event = this.eventOf(recorded);
+      return {
+        key,
+        position,
+        type: event.type,
+        action: event.action,
+        repository_id: event.repositoryId,
+        owner_id: event.ownerId,
+        actor_id: event.actorId,
+        created_at: event.createdAt.toISOString(),
+        payload: JSON.stringify(event.payload),
+        stand_in: standIn,
+      };
+    });
+    // Outbox ids drawn in the order given (the subquery is ordered, nextval runs row by row over it),
+    // so the listeners' rows can name them.
     const listened = this.listeners.map(
       (listener, i) =>
         `listened_${i} as (${listener.inStatement.sql(
-          `(select r.id, r.type, r.action, b.body, r.repository_id, r.owner_id from recorded r cross join event_body b) as e`,
+          `(select b.id, b.type, b.action, b.body, b.repository_id, b.owner_id from event_body b join recorded r on r.id = b.id) as e`,
         )})`,
     );
-    const rows = await em.execute<Array<Record<string, unknown> & { record: Record<string, unknown> | null }>>(
+    const [answer] = await em.execute<Array<Record<string, unknown> & { records: Array<Record<string, unknown>> }>>(
       `with ${change.ctes},
-       event_body as (select replace(?::text, ?::text, m.${standIn.column}::text) as body from ${change.made} m),
+       event_body as (
+         select nextval('domain_events_id_seq') as id, s.* from (
+           select t.type, t.action, t.repository_id, t.owner_id, t.actor_id, t.created_at,
+                  replace(t.payload, t.stand_in, m.${change.value}::text) as body
+             from jsonb_to_recordset(?::jsonb) as t(key text, position int, type text, action text, repository_id text,
+                                                     owner_id text, actor_id text, created_at timestamptz, payload text, stand_in text)
+             join ${change.made} m on m.${change.key} = t.key
+            order by t.position) s),
        recorded as (
-         insert into domain_events (type, action, repository_id, owner_id, actor_id, payload, created_at)
-         select ?, ?, ?, ?, ?, b.body::jsonb, ?::timestamptz from event_body b
-         returning id, type, action, repository_id, owner_id)
+         insert into domain_events (id, type, action, repository_id, owner_id, actor_id, payload, created_at)
+         select b.id, b.type, b.action, b.repository_id, b.owner_id, b.actor_id, b.body::jsonb, b.created_at from event_body b
+         returning id)
        ${listened.map((cte) => `, ${cte}`).join('\n')}
-       select (select to_jsonb(m) from ${change.made} m) as record
+       select (select coalesce(jsonb_agg(to_jsonb(m)), '[]'::jsonb) from ${change.made} m) as records
               ${this.listeners.map((_, i) => `, (select coalesce(json_agg(l), '[]'::json) from listened_${i} l) as listened_${i}`).join('')}`,
-      [
-        ...change.params,
-        ...[JSON.stringify(payload), standIn.token],
-        ...[type, action, repositoryId, ownerId, actorId, createdAt.toISOString()],
-      ],
+      [...change.params, JSON.stringify(rows)],
     );
-    const row = rows[0];
-    if (!row?.record) return null;
-    const callbacks = this.listeners.map((listener, i) => listener.inStatement.done(row[`listened_${i}`] as unknown[]));
-    for (const callback of callbacks) {
+    const records = answer?.records ?? [];
+    for (const [i, listener] of this.listeners.entries()) {
+      const callback = listener.inStatement.done((answer?.[`listened_${i}`] as unknown[] | undefined) ?? []);
       if (!callback) continue;
       if (em.isInTransaction()) this.afterCommit(em, callback);
       else callback();
     }
-    return row.record;
+    return new Map(records.map((record) => [String(record[change.key]), record]));
   }
 
   /**

@@ -6,7 +6,8 @@
  *     one delivery per issue in the creating transaction; the delivery worker sends them meanwhile).
  * 32 connections; the targets take turns over several rounds after a warm-up, medians reported.
  * While it runs, the backends waiting on a lock are sampled (pg_stat_activity): the mean number of
- * requests queued behind another's lock. Afterwards it checks, in the database, that each
+ * requests queued behind another's lock; and the CPU time the service and its PostgreSQL used per
+ * issue created is read from /proc (a cost a busy shared machine changes much less than req/s). Afterwards it checks, in the database, that each
  * repository's numbers are exactly 1..N (no gap, no duplicate, N = the sequence's last number),
  * that each issue has exactly one `opened` event, and that the webhook target has one delivery per
  * issue; it exits non-zero otherwise.
@@ -45,6 +46,9 @@ interface Result {
   p99: number;
   errors: number;
   lockWaiters: number;
+  /** CPU ms per created issue: the service process, and PostgreSQL (with anything else it started). */
+  serviceCpu: number;
+  postgresCpu: number;
 }
 
 interface Check {
@@ -65,6 +69,35 @@ async function databaseOf(server: CairnServer): Promise<pg.Client> {
   client.on('error', () => undefined); // the service stopping ends this connection; a failed query still throws
   await client.connect();
   return client;
+}
+
+/**
+ * CPU time (ms) used so far by the service process and by its descendants (the embedded
+ * PostgreSQL's postmaster and backends, git), from /proc: the cost of a request, which a busy
+ * shared machine changes much less than the throughput.
+ */
+async function cpuUsed(root: number): Promise<{ service: number; postgres: number }> {
+  const tick = 1000 / 100; // USER_HZ
+  const stats = new Map<number, { parent: number; ms: number }>();
+  for (const entry of await fs.readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await fs.readFile(`/proc/${entry}/stat`, 'utf8').catch(() => null);
+    if (!stat) continue;
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // after "pid (comm) "
+    // state ppid … utime (14th field overall, 12th here) stime; children that exited count in cutime/cstime
+    const ms = (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * tick;
+    stats.set(Number(entry), { parent: Number(fields[1]), ms });
+  }
+  const children = new Map<number, number[]>();
+  for (const [pid, { parent }] of stats) children.set(parent, [...(children.get(parent) ?? []), pid]);
+  let postgres = 0;
+  const stack = [...(children.get(root) ?? [])];
+  while (stack.length) {
+    const pid = stack.pop()!;
+    postgres += stats.get(pid)?.ms ?? 0;
+    stack.push(...(children.get(pid) ?? []));
+  }
+  return { service: stats.get(root)?.ms ?? 0, postgres };
 }
 
 /** Samples how many backends wait on a lock, every 20 ms, until stopped; returns the mean. */
@@ -91,14 +124,25 @@ async function run(options: autocannon.Options, duration: number) {
   return autocannon({ ...options, connections: CONNECTIONS, duration });
 }
 
-async function measureAll(db: pg.Client, targets: Target[]): Promise<Result[]> {
+async function measureAll(db: pg.Client, pid: number, targets: Target[]): Promise<Result[]> {
   for (const target of targets) await run(target.options, 2); // warm-up (JIT, pools, caches)
-  const samples = new Map<string, Array<{ result: autocannon.Result; waiters: number }>>(targets.map((t) => [t.name, []]));
+  const samples = new Map<string, Array<{ result: autocannon.Result; waiters: number; service: number; postgres: number }>>(
+    targets.map((t) => [t.name, []]),
+  );
   for (let round = 0; round < ROUNDS; round++) {
     for (const target of targets) {
+      const before = await cpuUsed(pid);
       const stop = sampleLockWaiters(db);
       const result = await run(target.options, DURATION);
-      samples.get(target.name)!.push({ result, waiters: await stop() });
+      const waiters = await stop();
+      const after = await cpuUsed(pid);
+      const created = Math.max(1, result['2xx']);
+      samples.get(target.name)!.push({
+        result,
+        waiters,
+        service: (after.service - before.service) / created,
+        postgres: (after.postgres - before.postgres) / created,
+      });
     }
   }
   return targets.map(({ name }) => {
@@ -110,6 +154,8 @@ async function measureAll(db: pg.Client, targets: Target[]): Promise<Result[]> {
       p99: median(runs.map((r) => r.result.latency.p99)),
       errors: runs.reduce((sum, r) => sum + r.result.errors + r.result.timeouts + r.result.non2xx, 0),
       lockWaiters: Math.round(10 * median(runs.map((r) => r.waiters))) / 10,
+      serviceCpu: Math.round(100 * median(runs.map((r) => r.service))) / 100,
+      postgresCpu: Math.round(100 * median(runs.map((r) => r.postgres))) / 100,
     };
   });
 }
@@ -133,15 +179,18 @@ async function check(db: pg.Client, repo: string, withWebhook: boolean): Promise
   if (numbers[0] !== 1 || numbers.at(-1) !== lastNumber)
     problems.push(`numbers run ${numbers[0]}..${numbers.at(-1)}, last_number ${lastNumber}`);
 
+  // Grouped, so the check stays linear in the issues: opened events per issue id, and events of no issue.
   const events = await db.query<{ n: number }>(
-    `select count(*)::int as n from issues i
-      where i.repository_id = $1
-        and (select count(*) from domain_events e
-              where e.repository_id = $1 and e.type = 'issues' and e.action = 'opened' and e.payload->'issue'->>'id' = i.id) <> 1`,
+    `with opened as (
+       select payload->'issue'->>'id' as issue_id, count(*) as n from domain_events
+        where repository_id = $1 and type = 'issues' and action = 'opened' group by 1)
+     select (select count(*)::int from issues i left join opened o on o.issue_id = i.id
+              where i.repository_id = $1 and coalesce(o.n, 0) <> 1)
+          + (select count(*)::int from opened o where not exists (select 1 from issues i where i.id = o.issue_id)) as n`,
     [repo],
   );
   const eventsPerIssue = events.rows[0]!.n === 0;
-  if (!eventsPerIssue) problems.push(`${events.rows[0]!.n} issues without exactly one opened event`);
+  if (!eventsPerIssue) problems.push(`${events.rows[0]!.n} issues without exactly one opened event, or events without an issue`);
 
   let deliveriesPerIssue: boolean | null = null;
   if (withWebhook) {
@@ -195,7 +244,7 @@ try {
   ];
 
   const stealBefore = await cpuTimes();
-  const results = await measureAll(db, targets);
+  const results = await measureAll(db, server.process!.pid!, targets);
   const steal = cpuShares(stealBefore, await cpuTimes()).steal;
   const checks: Check[] = [];
   for (const target of targets) checks.push(await check(db, target.repo, target.key === 'webhook'));
@@ -205,12 +254,15 @@ try {
     `\nbench:writes — ${CONNECTIONS} connections, one repository per target, median of ${ROUNDS} × ${DURATION} s, ` +
       `${os.cpus().length} CPUs, LOG_LEVEL=${process.env.LOG_LEVEL ?? 'info'}, CPU stolen by the hypervisor: ${(100 * steal).toFixed(0)}%\n`,
   );
-  console.log('target                       req/s    p50 ms   p99 ms   errors   lock waiters   issues   gap-free');
+  console.log(
+    'target                       req/s    p50 ms   p99 ms   errors   lock waiters   CPU ms/issue: service  postgres   issues   gap-free',
+  );
   results.forEach((r, i) => {
     const c = checks[i]!;
     console.log(
       `${r.name.padEnd(28)} ${String(r.rps).padStart(6)}   ${String(r.p50).padStart(6)}   ${String(r.p99).padStart(6)}   ` +
-        `${String(r.errors).padStart(6)}   ${String(r.lockWaiters).padStart(12)}   ${String(c.issues).padStart(6)}   ${c.gapFree}`,
+        `${String(r.errors).padStart(6)}   ${String(r.lockWaiters).padStart(12)}   ${r.serviceCpu.toFixed(2).padStart(21)}  ` +
+        `${r.postgresCpu.toFixed(2).padStart(8)}   ${String(c.issues).padStart(6)}   ${c.gapFree}`,
     );
   });
   for (const [i, c] of checks.entries()) {
@@ -234,6 +286,8 @@ try {
         errors: r.errors,
         gapFree: c.gapFree && c.eventsPerIssue && c.deliveriesPerIssue !== false,
         lockWaiters: r.lockWaiters,
+        serviceCpuMs: r.serviceCpu,
+        postgresCpuMs: r.postgresCpu,
         issues: c.issues,
         connections: CONNECTIONS,
         steal,
