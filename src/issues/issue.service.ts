@@ -7,7 +7,7 @@ import type { EventRecorder } from '../events/event-recorder.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
 import type { Principal } from '../principal.js';
 import { applyTitleAndBody, checkTitleAndBody } from '../repositories/names.js';
-import { allocateNumber } from '../repositories/numbering.js';
+import { countOpenIssues, createNumbered } from '../repositories/numbering.js';
 import type { Repository } from '../repositories/repository.entity.js';
 import type { Repositories } from '../repositories/repository.service.js';
 import { Issue, IssueState, IssueStateReason } from './issue.entity.js';
@@ -45,14 +45,21 @@ export class Issues {
     checkTitleAndBody(problems, input.title, input.body);
     problems.throwIfAny();
 
-    const { events } = this.deps;
-    return events.transaction(em, async (tx) => {
-      const author = await tx.findOneOrFail(User, { id: viewer.userId });
-      const number = await allocateNumber(tx, repo.id);
-      const issue = tx.create(Issue, { repository: repo, number, title: input.title.trim(), body: input.body ?? null, user: author });
-      await events.record(tx, { type: 'issues', action: 'opened', repository: repo, actor: author, fields: { issue: issueRecord(issue) } });
-      return issue;
+    const author = await em.findOneOrFail(User, { id: viewer.userId }); // no query when the author owns the repository (loaded with it)
+    const issue = Object.assign(new Issue(), { repository: repo, title: input.title.trim(), body: input.body ?? null, user: author });
+    const row = await createNumbered(em, this.deps.events, {
+      table: 'issues',
+      repositoryId: repo.id,
+      row: issueRow(issue),
+      change: (number) => ({
+        type: 'issues',
+        action: 'opened',
+        repository: repo,
+        actor: author,
+        fields: { issue: issueRecord(Object.assign(issue, { number })) },
+      }),
     });
+    return em.map(Issue, row);
   }
 
   /**
@@ -113,8 +120,26 @@ export class Issues {
       }
       if (transition) {
         await events.record(tx, { type: 'issues', action: transition, repository: repo, actor, fields: { issue: issueRecord(issue) } });
+        await countOpenIssues(tx, repo.id, transition === 'closed' ? -1 : 1); // last: it locks the counters that creation takes too
       }
       return issue;
     });
   }
+}
+
+/** An issue not yet numbered as a row of `issues`: its columns but `number`. */
+function issueRow(issue: Issue) {
+  return {
+    id: issue.id,
+    repository_id: issue.repository.id,
+    title: issue.title,
+    body: issue.body,
+    state: issue.state,
+    state_reason: issue.stateReason,
+    user_id: issue.user.id,
+    comments: issue.comments,
+    created_at: issue.createdAt.toISOString(),
+    updated_at: issue.updatedAt.toISOString(),
+    closed_at: issue.closedAt?.toISOString() ?? null,
+  };
 }

@@ -1,18 +1,172 @@
+import { randomInt } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { notFound } from '../errors/domain-error.js';
+import type { EventRecorder, RecordedChange } from '../events/event-recorder.js';
+
+/*
+ * A repository's counters live in a row of their own, `repository_counters`: the number sequence
+ * that issues and pull requests share, and its open issues. Only numbering and issue state changes
+ * lock it, so they never queue behind writers of the repository row (a push, an edit) nor those
+ * behind them. Numbering first takes the repository row's weakest lock (KEY SHARE, which the
+ * numbered record's foreign key takes anyway, and which only deleting the repository or locking it
+ * whole conflicts with): locks are then always taken repository first, counters after, as deleting
+ * a repository takes them, so the two cannot deadlock.
+ */
+
+/** The counters row of repository `?`, after its KEY SHARE lock (see above). */
+const COUNTERS_OF = 'repository_id = (select r.id from repositories r where r.id = ? for key share)';
+
+/** A new repository's counters, in the transaction that creates it. */
+export async function createCounters(em: EntityManager, repositoryId: string): Promise<void> {
+  await em.execute('insert into repository_counters (repository_id) values (?)', [repositoryId]);
+}
 
 /**
  * Next number of the sequence that issues and pull requests share.
  * Must run inside the transaction that inserts the numbered record: the
- * UPDATE takes the repository row's lock until commit, so concurrent
+ * UPDATE takes the counters row's lock until commit, so concurrent
  * creators queue up (no duplicates) and a rolled-back insert gives its
  * number back (no gaps).
  */
 export async function allocateNumber(em: EntityManager, repositoryId: string): Promise<number> {
   const rows = await em.execute<{ last_number: number }[]>(
-    'update repositories set last_number = last_number + 1 where id = ? returning last_number',
+    `update repository_counters set last_number = last_number + 1 where ${COUNTERS_OF} returning last_number`,
     [repositoryId],
   );
   if (!rows[0]) throw notFound('repository'); // deleted while this request ran
   return rows[0].last_number;
+}
+
+/**
+ * Counts issues closed (-1) or reopened (+1), in the transaction that changes them. It locks the
+ * counters row until commit, as numbering does: run it as the transaction's last statement.
+ */
+export async function countOpenIssues(em: EntityManager, repositoryId: string, delta: 1 | -1): Promise<void> {
+  await em.execute('update repository_counters set open_issues = open_issues + ? where repository_id = ?', [delta, repositoryId]);
+}
+
+/** Tables of records numbered from the shared sequence, and what creating one adds to the other counters. */
+type NumberedTable = 'issues';
+const OPENS: Record<NumberedTable, string> = { issues: 'open_issues = open_issues + k.n' };
+
+/** A record to number, insert and record; `row` holds every column of its table but `number`. */
+interface Creation {
+  em: EntityManager;
+  row: { id: string } & Record<string, unknown>;
+  change: (number: number) => RecordedChange;
+}
+
+interface Waiting extends Creation {
+  settle: { resolve(row: Record<string, unknown>): void; reject(error: unknown): void };
+}
+
+/** At most this many creations share one statement (its text carries their payloads). */
+const MOST_AT_ONCE = 50;
+
+/**
+ * Creations of one repository waiting for the statement in flight for it, by table and
+ * repository; an entry exists while a statement runs for them.
+ */
+const waiting = new Map<string, Waiting[]>();
+
+/**
+ * Creates a numbered record: it takes the repository's next number, inserts
+ * the record with it, and records the event `change` builds, with the event's
+ * listeners (webhook deliveries) — all in ONE statement that is its own
+ * transaction, so the counters row is locked only while PostgreSQL runs and
+ * commits it (`allocateNumber` holds it from its UPDATE across every round
+ * trip to the commit). Numbers stay gap-free and race-free, and a failed
+ * statement gives its numbers back.
+ *
+ * Creations that arrive in this process while a statement for the same
+ * repository runs wait for it and then go together in the next one: one lock,
+ * one commit and one round trip for all of them, numbered in arrival order.
+ * Should that statement fail, each is retried alone, so one creation's
+ * failure is never another's. Inside a caller's transaction, a creation goes
+ * alone at once (its locks last until that transaction ends).
+ *
+ * `change` is called before the number exists, with a stand-in that the
+ * statement replaces by the number in the event's payload. Returns the
+ * inserted row (as JSON); NOT_FOUND when the repository is gone.
+ */
+export function createNumbered(
+  em: EntityManager,
+  events: EventRecorder,
+  input: { table: NumberedTable; repositoryId: string } & Omit<Creation, 'em'>,
+): Promise<Record<string, unknown>> {
+  const { table, repositoryId } = input;
+  const creation = { em, row: input.row, change: input.change };
+  if (em.isInTransaction()) return createAlone(events, table, repositoryId, creation);
+  const queue = `${table}:${repositoryId}`;
+  return new Promise((resolve, reject) => {
+    const entry: Waiting = { ...creation, settle: { resolve, reject } };
+    const queued = waiting.get(queue);
+    if (queued) {
+      queued.push(entry);
+      return;
+    }
+    waiting.set(queue, []);
+    void (async () => {
+      for (let batch = [entry]; batch.length > 0; batch = waiting.get(queue)!.splice(0, MOST_AT_ONCE)) {
+        await createTogether(events, table, repositoryId, batch);
+      }
+      waiting.delete(queue);
+    })();
+  });
+}
+
+/** One statement for `batch`, settling each; if it fails, each alone. */
+async function createTogether(events: EventRecorder, table: NumberedTable, repositoryId: string, batch: Waiting[]): Promise<void> {
+  try {
+    const rows = await insertNumbered(events, table, repositoryId, batch);
+    for (const entry of batch) {
+      const row = rows.get(entry.row.id);
+      if (row) entry.settle.resolve(row);
+      else entry.settle.reject(notFound('repository')); // deleted while this request ran
+    }
+  } catch (error) {
+    if (batch.length === 1) {
+      batch[0]!.settle.reject(error);
+      return;
+    }
+    for (const entry of batch) {
+      await createAlone(events, table, repositoryId, entry).then(entry.settle.resolve, entry.settle.reject);
+    }
+  }
+}
+
+async function createAlone(events: EventRecorder, table: NumberedTable, repositoryId: string, creation: Creation) {
+  const row = (await insertNumbered(events, table, repositoryId, [creation])).get(creation.row.id);
+  if (!row) throw notFound('repository'); // deleted while this request ran
+  return row;
+}
+
+/**
+ * The statement: `k` numbers taken at once, the records inserted with them in the order given
+ * (each row as JSON made into the table's row type, so each value takes its column's type), and
+ * their events recorded. Returns the inserted rows by id.
+ */
+function insertNumbered(events: EventRecorder, table: NumberedTable, repositoryId: string, creations: Creation[]) {
+  const recorded = creations.map((creation) => {
+    // Negative, as no number is, and unguessable, so no title or body can spell it ahead of time.
+    const standIn = -randomInt(2 ** 47, 2 ** 48 - 1);
+    return { key: creation.row.id, change: creation.change(standIn), standIn: String(standIn) };
+  });
+  return events.recordInStatement(
+    creations[0]!.em,
+    {
+      ctes: `k as (select ?::int as n),
+             numbered as (update repository_counters set last_number = last_number + k.n, ${OPENS[table]}
+                            from k where ${COUNTERS_OF} returning last_number - k.n as before),
+             created as (insert into ${table}
+                         select (jsonb_populate_record(null::${table}, r.value || jsonb_build_object('number', n.before + r.position))).*
+                           from numbered n, jsonb_array_elements(?::jsonb) with ordinality as r(value, position)
+                         returning *)`,
+      params: [creations.length, repositoryId, JSON.stringify(creations.map((creation) => creation.row))],
+      made: 'created',
+      key: 'id',
+      value: 'number',
+    },
+    recorded,
+  );
 }

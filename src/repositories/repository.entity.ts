@@ -4,9 +4,9 @@ import { Field, ID, Int, ObjectType } from 'type-graphql';
 import { Actor, User } from '../auth/user.entity.js';
 import { newId } from '../ids.js';
 
-/** Open issues of the repository row aliased `alias`; shared by the entity's formula and hand-written reads. */
+/** Open issues of the repository row aliased `alias` (kept in its counters row); shared by the entity's formula and hand-written reads. */
 export const openIssuesCountSql = (alias: string) =>
-  `(select count(*)::int from issues i where i.repository_id = ${alias}.id and i.state = 'open')`;
+  `(select c.open_issues from repository_counters c where c.repository_id = ${alias}.id)`;
 
 @ObjectType('Repository')
 @Entity({ tableName: 'repositories' })
@@ -14,17 +14,7 @@ export const openIssuesCountSql = (alias: string) =>
 @Index({ properties: ['createdAt', 'id'] })
 export class Repository {
   [OptionalProps]?:
-    | 'id'
-    | 'description'
-    | 'private'
-    | 'defaultBranch'
-    | 'empty'
-    | 'createdAt'
-    | 'updatedAt'
-    | 'pushedAt'
-    | 'lastNumber'
-    | 'openIssuesCount'
-    | 'fullName';
+    'id' | 'description' | 'private' | 'defaultBranch' | 'empty' | 'createdAt' | 'updatedAt' | 'pushedAt' | 'openIssuesCount' | 'fullName';
 
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
@@ -69,10 +59,6 @@ export class Repository {
   @Field(() => Date, { nullable: true })
   @Property({ type: 'datetime', nullable: true })
   pushedAt: Date | null = null;
-
-  /** Last number handed out by the sequence that issues and pull requests share. */
-  @Property({ type: 'integer' })
-  lastNumber: number = 0;
 
   @Field(() => Int)
   @Formula((_cols, table) => openIssuesCountSql(table.alias), { type: 'integer' })

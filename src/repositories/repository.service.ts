@@ -13,6 +13,7 @@ import { looksLikeId } from '../ids.js';
 import type { Principal, Scope } from '../principal.js';
 import { countColumnsSql, keepCounts, takeCounts } from './loaded-counts.js';
 import { checkBranchName, checkDescription, checkRepositoryName } from './names.js';
+import { createCounters } from './numbering.js';
 import type { CreateRepositoryInput, UpdateRepositoryInput } from './repository.inputs.js';
 import { openIssuesCountSql, Repository } from './repository.entity.js';
 import type { RefGuard, RepositoryStorage } from './repository.ports.js';
@@ -144,6 +145,7 @@ export class Repositories {
           defaultBranch,
         });
         await tx.flush(); // a duplicate name fails here, before anything touches the disk
+        await createCounters(tx, repo.id);
         await storage.create(repo.id, defaultBranch);
         createdOnDisk = repo.id;
         if (input.autoInit) {
