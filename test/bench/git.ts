@@ -217,6 +217,7 @@ try {
     cloneCairnMedianMs: Math.round(cairnMs),
     cloneLocalMedianMs: Math.round(localMs),
     cloneRatio: Math.round((100 * cairnMs) / localMs) / 100,
+    cloneMs: { cairn: Math.round(cairnMs), local: Math.round(localMs) },
     cloneSamples: { cairn: samples.cairn.map(Math.round), local: samples.local.map(Math.round) },
     concurrentClones: CONCURRENT,
     concurrentWallMs: Math.round(crowd.ms),
@@ -224,6 +225,8 @@ try {
     serviceRssPeakOverallMb: mb(Math.max(rssPeakOverall, rssPeak)),
     serviceRssBeforeMb: mb(rssBefore),
     serviceRssPeakMb: mb(rssPeak),
+    /** The service's resident memory at its highest during the concurrent clones (the figure). */
+    rssPeakMb: mb(rssPeak),
     serviceRssGrowthMb: mb(rssPeak - rssBefore),
     gitProcessesRssPeakMb: mb(childrenPeak),
     gitProcessesPssPeakMb: mb(childrenPssPeak),
