@@ -82,7 +82,7 @@ async function cpuMs(pid: number, onlyChildren = false): Promise<number> {
 
 /**
  * CPU time (ms) used so far by a process and everything below it, living or exited: the difference
- * of two readings is what the tree spent between them. Unlike wall time, it hardly moves with what
+ * of two readings is what the tree spent between them. It is swayed less than wall time by what
  * else runs on a busy machine, so it splits a clone's cost between git's client and the server.
  */
 async function treeCpuMs(root: number): Promise<number> {
@@ -291,7 +291,7 @@ try {
   );
   console.log(
     `  CPU per clone (median ms)        through Cairn: git client ${cloneCpuMs.cairn.client} + service ${cloneCpuMs.cairn.service}` +
-      `   on disk: git ${cloneCpuMs.local.client}   ratio ${results.cloneCpuRatio} (hardly moved by other load)`,
+      `   on disk: git ${cloneCpuMs.local.client}   ratio ${results.cloneCpuRatio} (less swayed by other load than wall time)`,
   );
   console.log(
     `${CONCURRENT} concurrent clones              ${(crowd.ms / 1000).toFixed(1)} s; service RSS ${results.serviceRssBeforeMb} → ` +
