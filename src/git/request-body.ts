@@ -52,6 +52,8 @@ export function tooSlow(req: IncomingMessage, res: ServerResponse, pace: ClientP
 export interface RequestBody {
   /** The first bytes (up to 64 KiB), to look at what the request asks for. */
   readonly head: Buffer;
+  /** The whole body when it is held in memory (small), null when it waits in a file. */
+  readonly whole: Buffer | null;
   /** Writes the whole body into `target` and ends it. */
   pipeTo(target: Writable): void;
   /** Frees the memory or removes the file. */
@@ -114,21 +116,22 @@ class BodySpool extends Writable {
 
   body(): RequestBody {
     const head = this.head();
-    const chunks = this.chunks;
+    const dispose = () => this.dispose();
     const file = this.file?.path;
+    if (!file) {
+      const whole = Buffer.concat(this.chunks);
+      return { head, whole, pipeTo: (target) => target.end(whole), dispose };
+    }
     return {
       head,
+      whole: null,
       pipeTo: (target) => {
-        if (!file) {
-          target.end(Buffer.concat(chunks));
-          return;
-        }
         const source = fs.createReadStream(file);
         source.on('error', () => target.destroy());
         target.once('close', () => source.destroy()); // git stopped reading early: let go of the file
         source.pipe(target);
       },
-      dispose: () => this.dispose(),
+      dispose,
     };
   }
 

@@ -11,7 +11,7 @@ import { ClientPace } from './client-pace.js';
 import { finishGitResponse, sendGitAnswer } from './http-answers.js';
 import { receivePack } from './receive.js';
 import { readRequestBody } from './request-body.js';
-import { advertiseRefs, gitProtocolFrom, runRpc, type GitService, type RpcOptions } from './transport.js';
+import { advertiseRefs, gitProtocolFrom, listRefs, runRpc, type GitService, type RpcOptions } from './transport.js';
 
 /** `/:owner/:repo(.git)?/<endpoint>`; anything else is not git's and falls through to the REST facade. */
 const GIT_PATH = /^\/([^/]+)\/([^/]+)\/(info\/refs|git-upload-pack|git-receive-pack)$/;
@@ -149,7 +149,8 @@ async function serveFetch(
     const release = listing ? () => undefined : await hosting.fetchSlot(fetch.client, gone.signal);
     if (!release) return; // gave up while waiting for a slot
     try {
-      const run = await runRpc(req, res, { ...fetch.rpc, body });
+      const rpc = { ...fetch.rpc, body };
+      const run = listing && body.whole ? await listRefs(req, res, rpc, body.whole) : await runRpc(req, res, rpc);
       exchange.ran(run);
       if (run.code !== 0 && run.signal !== 'SIGTERM') {
         services.log.warn({ repositoryId: fetch.repositoryId, code: run.code, stderr: run.stderr }, 'upload-pack failed');

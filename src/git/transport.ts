@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Transform } from 'node:stream';
 import { DomainError } from '../errors/domain-error.js';
 import { environmentWithoutSecrets, serverGitEnvironment } from './git-environment.js';
+import { gitLauncher } from './git-launcher-host.js';
 import { ClientPace } from './client-pace.js';
 import { bodyDecoder, ByteLimit, tooSlow, type RequestBody } from './request-body.js';
 
@@ -52,17 +53,52 @@ interface SpawnOptions {
   env?: Record<string, string>;
 }
 
+function serviceArgs(options: SpawnOptions, extraArgs: string[]): string[] {
+  return [...options.config.flatMap((setting) => ['-c', setting]), options.service, '--stateless-rpc', ...extraArgs, options.dir];
+}
+
+function serviceEnv(options: SpawnOptions): Record<string, string> {
+  return { ...(options.gitProtocol ? { GIT_PROTOCOL: options.gitProtocol } : {}), ...options.env };
+}
+
 function spawnService(options: SpawnOptions, extraArgs: string[]): ChildProcessWithoutNullStreams {
-  const args = [...options.config.flatMap((setting) => ['-c', setting]), options.service, '--stateless-rpc', ...extraArgs, options.dir];
-  return spawn('git', args, {
-    env: {
-      ...environmentWithoutSecrets,
-      ...serverGitEnvironment(),
-      ...(options.gitProtocol ? { GIT_PROTOCOL: options.gitProtocol } : {}),
-      ...options.env,
-    },
+  return spawn('git', serviceArgs(options, extraArgs), {
+    env: { ...environmentWithoutSecrets, ...serverGitEnvironment(), ...serviceEnv(options) },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
+}
+
+/**
+ * The most output of an answer made in the git launcher, held in memory: some 15,000 refs. A larger
+ * one (a repository of very many refs) is stopped and streamed instead, with backpressure.
+ */
+const MAX_LAUNCHED_ANSWER_BYTES = 1024 * 1024;
+
+/**
+ * Answers a request whose answer is small — the advertisement, a v2 `ls-refs` — with git started by
+ * the launcher (git-launcher-host.ts) instead of from the service: forking the service (a few hundred
+ * MB) takes 10-100 ms on a busy machine and stalls its event loop, every other clone's output
+ * included; the launcher's fork is cheap and happens off the event loop. A clone makes three
+ * requests and only its pack needs streaming. Null when the answer was too large to hold (git was
+ * stopped; nothing was written): the caller streams it instead.
+ */
+async function answerFromLauncher(
+  res: ServerResponse,
+  options: SpawnOptions,
+  extraArgs: string[],
+  input: Buffer | undefined,
+  startResponse: () => void,
+): Promise<Omit<ServiceRun, 'bodyError'> | null> {
+  const launched = await gitLauncher
+    .run(serviceArgs(options, extraArgs), { input, env: serviceEnv(options), maxOutputBytes: MAX_LAUNCHED_ANSWER_BYTES })
+    .catch(() => null); // the launcher died under it: stream instead
+  if (!launched || launched.truncated) return null;
+  const responded = launched.stdout.length > 0;
+  if (responded && !res.destroyed) {
+    startResponse();
+    res.write(launched.stdout);
+  }
+  return { code: launched.code, signal: null, responded, stderr: launched.stderr.slice(-4096) };
 }
 
 /**
@@ -132,23 +168,36 @@ function relay(
 
 /**
  * `GET info/refs?service=git-<service>`: runs `git <service> --stateless-rpc
- * --advertise-refs` and streams the advertisement.
+ * --advertise-refs` (answerFromLauncher) and sends the advertisement.
  */
-export function advertiseRefs(res: ServerResponse, options: SpawnOptions): Promise<ServiceRun> {
+export async function advertiseRefs(res: ServerResponse, options: SpawnOptions): Promise<ServiceRun> {
+  const v2 = options.service === 'upload-pack' && wantsV2(options.gitProtocol);
+  const startResponse = () => {
+    res.statusCode = 200;
+    res.setHeader('Content-Type', `application/x-git-${options.service}-advertisement`);
+    setNoCache(res);
+    if (!v2) res.write(`${pktLine(`# service=git-${options.service}\n`)}0000`);
+  };
+  const launched = await answerFromLauncher(res, options, ['--advertise-refs'], undefined, startResponse);
+  if (launched) return launched;
   const child = spawnService(options, ['--advertise-refs']);
   child.stdin.end();
-  const v2 = options.service === 'upload-pack' && wantsV2(options.gitProtocol);
-  return relay(
-    child,
-    res,
-    () => {
-      res.statusCode = 200;
-      res.setHeader('Content-Type', `application/x-git-${options.service}-advertisement`);
-      setNoCache(res);
-      if (!v2) res.write(`${pktLine(`# service=git-${options.service}\n`)}0000`);
-    },
-    () => child.kill('SIGTERM'),
-  );
+  return relay(child, res, startResponse, () => child.kill('SIGTERM'));
+}
+
+/**
+ * `POST git-upload-pack` with a protocol v2 `ls-refs` (the refs, no pack), its whole body in
+ * `input`: answered like the advertisement (answerFromLauncher), streamed when too large.
+ */
+export async function listRefs(req: IncomingMessage, res: ServerResponse, options: RpcOptions, input: Buffer): Promise<ServiceRun> {
+  const launched = await answerFromLauncher(res, options, [], input, () => startResult(res, options.service));
+  return launched ?? runRpc(req, res, options);
+}
+
+function startResult(res: ServerResponse, service: GitService): void {
+  res.statusCode = 200;
+  res.setHeader('Content-Type', `application/x-git-${service}-result`);
+  setNoCache(res);
 }
 
 export interface RpcOptions extends SpawnOptions {
@@ -186,11 +235,7 @@ export async function runRpc(req: IncomingMessage, res: ServerResponse, options:
   const run = await relay(
     child,
     res,
-    () => {
-      res.statusCode = 200;
-      res.setHeader('Content-Type', `application/x-git-${options.service}-result`);
-      setNoCache(res);
-    },
+    () => startResult(res, options.service),
     () => {
       if (options.killOnDisconnect) child.kill('SIGTERM'); // SIGTERM: git removes its lock and temp files
     },

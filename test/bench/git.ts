@@ -42,8 +42,8 @@ async function pss(pid: number): Promise<number> {
   return match ? Number(match[1]) * 1024 : 0;
 }
 
-/** Resident and proportional memory of a process's descendants (the git processes it runs). */
-async function descendantsMemory(root: number): Promise<{ rss: number; pss: number }> {
+/** The processes below `root` now (the git processes, the git launcher, the embedded PostgreSQL). */
+async function descendants(root: number): Promise<number[]> {
   const parents = new Map<number, number>();
   for (const name of await fs.readdir('/proc')) {
     if (!/^\d+$/.test(name)) continue;
@@ -55,12 +55,39 @@ async function descendantsMemory(root: number): Promise<{ rss: number; pss: numb
     for (let p = parents.get(pid); p; p = parents.get(p)) if (p === root) return true;
     return false;
   };
+  return [...parents.keys()].filter(isDescendant);
+}
+
+/** Resident and proportional memory of a process's descendants (the git processes it runs). */
+async function descendantsMemory(root: number): Promise<{ rss: number; pss: number }> {
   const total = { rss: 0, pss: 0 };
-  for (const pid of parents.keys()) {
-    if (!isDescendant(pid)) continue;
+  for (const pid of await descendants(root)) {
     total.rss += await rss(pid);
     total.pss += await pss(pid);
   }
+  return total;
+}
+
+const TICK_MS = 1000 / 100; // USER_HZ: /proc counts CPU time in hundredths of a second
+
+/**
+ * CPU time (ms) a process used, itself and its children once they have exited and been waited for
+ * (`onlyChildren`: its children's alone).
+ */
+async function cpuMs(pid: number, onlyChildren = false): Promise<number> {
+  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (onlyChildren ? [13, 14] : [11, 12, 13, 14]).reduce((sum, i) => sum + Number(fields[i] ?? 0), 0) * TICK_MS;
+}
+
+/**
+ * CPU time (ms) used so far by a process and everything below it, living or exited: the difference
+ * of two readings is what the tree spent between them. It is swayed less than wall time by what
+ * else runs on a busy machine, so it splits a clone's cost between git's client and the server.
+ */
+async function treeCpuMs(root: number): Promise<number> {
+  let total = await cpuMs(root);
+  for (const pid of await descendants(root)) total += await cpuMs(pid);
   return total;
 }
 
@@ -166,13 +193,23 @@ try {
   const cloneThrough = (dest: string) => git.git(['clone', '--quiet', '--no-checkout', url, dest]);
   const cloneLocal = (dest: string) => git.git(['clone', '--quiet', '--no-checkout', '--no-local', onDisk, dest]);
   const samples = { cairn: [] as number[], local: [] as number[] };
+  // CPU of each clone: the git client (this process's children, waited for) and the service with everything it runs.
+  const cloneCpu = {
+    cairn: { client: [] as number[], service: [] as number[] },
+    local: { client: [] as number[], service: [] as number[] },
+  };
   for (let round = -1; round < ROUNDS; round++) {
     // Alternate who goes first; round -1 warms the page cache and is not counted.
     const order = round % 2 === 0 ? (['cairn', 'local'] as const) : (['local', 'cairn'] as const);
     for (const kind of order) {
       const dest = path.join(root, `clone-${kind}`);
+      const [clientBefore, serviceBefore] = [await cpuMs(process.pid, true), await treeCpuMs(pid)];
       const { ms } = await timed(() => (kind === 'cairn' ? cloneThrough(dest) : cloneLocal(dest)));
-      if (round >= 0) samples[kind].push(ms);
+      if (round >= 0) {
+        samples[kind].push(ms);
+        cloneCpu[kind].client.push((await cpuMs(process.pid, true)) - clientBefore);
+        cloneCpu[kind].service.push((await treeCpuMs(pid)) - serviceBefore);
+      }
       await fs.rm(dest, { recursive: true, force: true });
     }
   }
@@ -200,6 +237,9 @@ try {
   await Promise.all(Array.from({ length: CONCURRENT }, (_, i) => fs.rm(path.join(root, `crowd-${i}`), { recursive: true, force: true })));
 
   const cpu = cpuShares(cpuBefore, await cpuTimes());
+  const cpuMedians = (kind: 'cairn' | 'local') => ({ client: median(cloneCpu[kind].client), service: median(cloneCpu[kind].service) });
+  const cloneCpuMs = { cairn: cpuMedians('cairn'), local: cpuMedians('local') };
+  const cpuTotal = (kind: 'cairn' | 'local') => median(cloneCpu[kind].client.map((client, i) => client + cloneCpu[kind].service[i]!));
   const cairnMs = median(samples.cairn);
   const localMs = median(samples.local);
   const results = {
@@ -217,6 +257,9 @@ try {
     cloneCairnMedianMs: Math.round(cairnMs),
     cloneLocalMedianMs: Math.round(localMs),
     cloneRatio: Math.round((100 * cairnMs) / localMs) / 100,
+    cloneMs: { cairn: Math.round(cairnMs), local: Math.round(localMs) },
+    cloneCpuMs,
+    cloneCpuRatio: Math.round((100 * cpuTotal('cairn')) / cpuTotal('local')) / 100,
     cloneSamples: { cairn: samples.cairn.map(Math.round), local: samples.local.map(Math.round) },
     concurrentClones: CONCURRENT,
     concurrentWallMs: Math.round(crowd.ms),
@@ -224,6 +267,8 @@ try {
     serviceRssPeakOverallMb: mb(Math.max(rssPeakOverall, rssPeak)),
     serviceRssBeforeMb: mb(rssBefore),
     serviceRssPeakMb: mb(rssPeak),
+    /** The service's resident memory at its highest during the concurrent clones (the issue's figure). */
+    rssPeakMb: mb(rssPeak),
     serviceRssGrowthMb: mb(rssPeak - rssBefore),
     gitProcessesRssPeakMb: mb(childrenPeak),
     gitProcessesPssPeakMb: mb(childrenPssPeak),
@@ -243,6 +288,10 @@ try {
   console.log(
     `clone through Cairn                ${(cairnMs / 1000).toFixed(2)} s median   vs git clone --no-local ${(localMs / 1000).toFixed(2)} s` +
       `   ratio ${results.cloneRatio} (floor ≤ 1.5)`,
+  );
+  console.log(
+    `  CPU per clone (median ms)        through Cairn: git client ${cloneCpuMs.cairn.client} + service ${cloneCpuMs.cairn.service}` +
+      `   on disk: git ${cloneCpuMs.local.client}   ratio ${results.cloneCpuRatio} (less swayed by other load than wall time)`,
   );
   console.log(
     `${CONCURRENT} concurrent clones              ${(crowd.ms / 1000).toFixed(1)} s; service RSS ${results.serviceRssBeforeMb} → ` +
