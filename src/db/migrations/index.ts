@@ -4,6 +4,7 @@ import { Migration20261122001801_GitRefs } from './Migration20261122001801_GitRe
 import { Migration20261123135000_JournalNote } from './Migration20261123135000_JournalNote.js';
 import { Migration20261123135704_PullRequests } from './Migration20261123135704_PullRequests.js';
 import { Migration20261123180000_RateLimits } from './Migration20261123180000_RateLimits.js';
+import { Migration20261124090000_DeliveryClaimOrder } from './Migration20261124090000_DeliveryClaimOrder.js';
 
 /** Migrations in the order they apply; `npm run migration:create -- <Name>` writes new ones to add here. */
 export const MIGRATIONS = [
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   Migration20261123135000_JournalNote,
   Migration20261123135704_PullRequests,
   Migration20261123180000_RateLimits,
+  Migration20261124090000_DeliveryClaimOrder,
 ];
