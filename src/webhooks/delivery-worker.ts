@@ -333,6 +333,9 @@ export class DeliveryWorker {
         claim.secret === null
           ? { ok: false, statusCode: null, error: 'the webhook secret cannot be decrypted', durationMs: 0, response: null }
           : await this.sender.send(claim.url, headers, claim.body, this.settings.timeoutMs);
+    } catch (error) {
+      // The sender turns every failure into an outcome; should it throw all the same, the attempt is a failure, recorded.
+      outcome = { ok: false, statusCode: null, error: (error as Error)?.message ?? 'request failed', durationMs: 0, response: null };
     } finally {
       // Off the wire: the drain may claim and send more while this attempt waits to be recorded.
       drain.sending--;
