@@ -114,7 +114,8 @@ async function arrived(path_: string, count: number, timeoutMs: number): Promise
 const most = (arrivals: Arrival[]) => Math.max(0, ...arrivals.map((a) => a.inflight));
 
 test('a receiver that answers quickly is sent a backlog many requests at a time, up to the maximum of 64', async () => {
-  receiver.on('/fast', () => ({ status: 200, delayMs: 40 }));
+  // Held 150 ms (quick): however slowly a busy machine sends, many are held at once.
+  receiver.on('/fast', () => ({ status: 200, delayMs: 150 }));
   await pushBacklog('fast', '/fast', 300);
   const got = await arrived('/fast', 600, 60_000);
   // A fixed limit would hold 16; the window grows past it within a few round trips.
@@ -145,9 +146,9 @@ test('a receiver that fails falls back to one request at a time', async () => {
   expect((await owner.get(`${hookPath}/deliveries?status=pending`)).body.total).toBe(10);
 });
 
-test('attempts recorded in batches are all recorded: 400 deliveries, every second one failing, each with its one attempt', async () => {
-  // Tags with an odd number fail, so batches mix successes and failures waiting for their retry.
-  const fails = (body: { ref?: string }) => /(^|\/)t\d*[13579]$/.test(body.ref ?? '');
+test('attempts recorded in batches are all recorded: 400 deliveries, each with its one attempt and its outcome', async () => {
+  // Tags t0, t50, t100 and t150 fail, so some batches mix successes and failures waiting for their retry.
+  const fails = (body: { ref?: string }) => Number(/t(\d+)$/.exec(body.ref ?? '')?.[1]) % 50 === 0;
   const failed = new Set<string>();
   receiver.on('/recorded', (delivery, body) => {
     if (fails(body)) failed.add(delivery);
@@ -156,7 +157,7 @@ test('attempts recorded in batches are all recorded: 400 deliveries, every secon
   const { hookPath } = await pushBacklog('recorded', '/recorded', 200);
   const got = await arrived('/recorded', 400, 60_000);
   expect(new Set(got.map((a) => a.delivery)).size).toBe(400); // each sent once
-  expect(failed.size).toBe(200);
+  expect(failed.size).toBe(8); // push and tag_create of 4 tags
 
   const listed = await eventually(
     async () => {
@@ -175,8 +176,8 @@ test('attempts recorded in batches are all recorded: 400 deliveries, every secon
   for (const d of listed) {
     expect(d).toMatchObject(failed.has(d.id) ? { status: 'pending', status_code: 500 } : { status: 'succeeded', status_code: 200 });
   }
-  // Each attempt row is there, numbered and with its answer.
-  for (const d of listed.slice(0, 20)) {
+  // Each attempt row is there, numbered and with its answer: the failed ones and a dozen others.
+  for (const d of [...listed.filter((one) => failed.has(one.id)), ...listed.slice(0, 12)]) {
     const one = (await owner.get(`${hookPath}/deliveries/${d.id}`)).body;
     expect(one.attempts).toEqual([expect.objectContaining({ number: 1, status_code: d.status_code, trigger: 'initial' })]);
   }

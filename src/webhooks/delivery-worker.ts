@@ -89,10 +89,13 @@ interface Drain {
  * process that runs it. A drain is not itself a job, so receivers that hang
  * hold sockets, never job slots.
  *
- * What limits a drain to one fast receiver on one machine, once claims and
- * records are batched, is CPU: per delivery, this process signs it, makes
- * an HTTP request and parses its answer (the largest share), and the
- * receiver does its part; PostgreSQL's share is a few statements per batch.
+ * What limits a drain to one fast receiver, once claims and records are
+ * batched, is CPU, and mostly this process's: measured on two cores with the
+ * receiver beside it, ~300 µs of this process per delivery (before batching
+ * ~690 µs), most of it node's HTTP client — the request, its socket write, the
+ * answer's parsing — then signing and the batch statements' JSON; the
+ * receiver ~150 µs; PostgreSQL ~0.14 statements per delivery (1.2 before),
+ * so it waits for the others.
  */
 export class DeliveryWorker {
   private readonly drains = new Map<string, Drain>();
