@@ -21,17 +21,26 @@ export interface AttemptFacts {
   retryDelaysMs: number[];
 }
 
+/** An attempt that has ended, with what it makes of its delivery: its attempt row and the delivery's new state. */
+export interface FinishedAttempt {
+  deliveryId: string;
+  number: number;
+  startedAt: Date;
+  outcome: AttemptOutcome;
+  trigger: AttemptTrigger;
+  status: DeliveryStatus;
+  retryAt: Date | null;
+  completedAt: Date | null;
+  url: string;
+  headers: Record<string, string>;
+}
+
 /**
- * What follows an attempt: success ends the delivery; a failure waits
- * for the next retry delay, counted from the failure, or — after the last —
- * ends it as failed. The attempt row and the delivery's new state are one
- * statement. A delivery cancelled meanwhile stays cancelled.
+ * What follows an attempt, decided when it ends: success ends the delivery;
+ * a failure waits for the next retry delay, counted from the failure, or —
+ * after the last — ends it as failed.
  */
-export async function recordAttempt(
-  em: EntityManager,
-  delivery: ClaimedDelivery,
-  facts: AttemptFacts,
-): Promise<{ retryAt: Date | null; firstAttempt: boolean }> {
+export function finishAttempt(delivery: ClaimedDelivery, facts: AttemptFacts): FinishedAttempt {
   const { outcome } = facts;
   const numberInSeries = delivery.series_attempts + 1;
   const trigger = numberInSeries > 1 ? AttemptTrigger.RETRY : delivery.series > 0 ? AttemptTrigger.REDELIVERY : AttemptTrigger.INITIAL;
@@ -39,38 +48,71 @@ export async function recordAttempt(
   const now = new Date();
   const retryAt = !outcome.ok && delay !== undefined ? new Date(now.getTime() + delay) : null;
   const status = outcome.ok ? DeliveryStatus.SUCCEEDED : retryAt ? DeliveryStatus.PENDING : DeliveryStatus.FAILED;
+  return {
+    deliveryId: delivery.id,
+    number: delivery.attempts_count + 1,
+    startedAt: facts.startedAt,
+    outcome,
+    trigger,
+    status,
+    retryAt,
+    completedAt: status === DeliveryStatus.PENDING ? null : now,
+    url: facts.url,
+    headers: facts.headers,
+  };
+}
 
-  await em.execute(
-    `with attempt as (
-       insert into delivery_attempts (delivery_id, number, started_at, duration_ms, status_code, error, trigger)
-       values (?, ?, ?, ?, ?, ?, ?))
-     update deliveries set
-       attempts_count = attempts_count + 1,
-       series_attempts = series_attempts + 1,
-       status = case when status = 'pending' then ? else status end,
-       next_attempt_at = case when status = 'pending' then ?::timestamptz else null end,
-       completed_at = case when status = 'pending' then ?::timestamptz else completed_at end,
-       status_code = ?, duration_ms = ?, claimed_until = null,
-       last_request_url = ?, last_request_headers = ?, last_response = ?
-     where id = ?`,
-    [
-      delivery.id,
-      delivery.attempts_count + 1,
-      facts.startedAt,
-      outcome.durationMs,
-      outcome.statusCode,
-      outcome.error,
-      trigger,
-      status,
-      retryAt,
-      status === DeliveryStatus.PENDING ? null : now,
-      outcome.statusCode,
-      outcome.durationMs,
-      facts.url,
-      JSON.stringify(facts.headers),
-      outcome.response ? JSON.stringify(outcome.response) : null,
-      delivery.id,
-    ],
+/**
+ * Records finished attempts, any number in one statement: each delivery's
+ * new state, then an attempt row for each delivery that was updated. The
+ * update comes first and locks the delivery, so a delivery deleted meanwhile
+ * (with its webhook) is simply not recorded instead of failing the batch on
+ * its foreign key, and one deleted later waits for this statement. A delivery
+ * cancelled meanwhile stays cancelled. Returns the ids of the deliveries
+ * recorded.
+ */
+export async function recordAttempts(em: EntityManager, attempts: FinishedAttempt[]): Promise<Set<string>> {
+  const rows = await em.execute<{ delivery_id: string }[]>(
+    `with input as (
+       select * from jsonb_to_recordset(?::jsonb) as i(
+         id uuid, number int, started_at timestamptz, duration_ms int, status_code int, error text, trigger text,
+         status text, next_attempt_at timestamptz, completed_at timestamptz, url text, headers jsonb, response jsonb)),
+     updated as (
+       update deliveries d set
+         attempts_count = d.attempts_count + 1,
+         series_attempts = d.series_attempts + 1,
+         status = case when d.status = 'pending' then i.status else d.status end,
+         next_attempt_at = case when d.status = 'pending' then i.next_attempt_at else null end,
+         completed_at = case when d.status = 'pending' then i.completed_at else d.completed_at end,
+         status_code = i.status_code, duration_ms = i.duration_ms, claimed_until = null,
+         last_request_url = i.url, last_request_headers = i.headers, last_response = i.response
+       from input i
+       where d.id = i.id
+       returning d.id)
+     insert into delivery_attempts (delivery_id, number, started_at, duration_ms, status_code, error, trigger)
+     select i.id, i.number, i.started_at, i.duration_ms, i.status_code, i.error, i.trigger
+       from input i join updated u on u.id = i.id
+     returning delivery_id`,
+    [JSON.stringify(attempts.map(attemptFields))],
   );
-  return { retryAt, firstAttempt: trigger === AttemptTrigger.INITIAL };
+  return new Set(rows.map((row) => row.delivery_id));
+}
+
+function attemptFields(attempt: FinishedAttempt) {
+  const { outcome } = attempt;
+  return {
+    id: attempt.deliveryId,
+    number: attempt.number,
+    started_at: attempt.startedAt,
+    duration_ms: outcome.durationMs,
+    status_code: outcome.statusCode,
+    error: outcome.error,
+    trigger: attempt.trigger,
+    status: attempt.status,
+    next_attempt_at: attempt.retryAt,
+    completed_at: attempt.completedAt,
+    url: attempt.url,
+    headers: attempt.headers,
+    response: outcome.response,
+  };
 }

@@ -59,7 +59,7 @@ export class DeliveryResponse {
 @Index({ properties: ['createdAt'] })
 @Index({
   name: 'deliveries_due_index',
-  expression: `create index "deliveries_due_index" on "deliveries" ("webhook_id", "next_attempt_at") where "status" = 'pending'`,
+  expression: `create index "deliveries_due_index" on "deliveries" ("webhook_id", "next_attempt_at", "id") where "status" = 'pending'`,
 })
 export class Delivery {
   [OptionalProps]?:

@@ -17,8 +17,8 @@ import { VERSION } from '../version.js';
 /** The User-Agent of every webhook request. */
 const USER_AGENT = `Cairn-Hookshot/${VERSION}`;
 
-/** Attempts in flight at once per webhook and process. */
-const PER_WEBHOOK_CONCURRENCY = 16;
+/** Requests on the wire at most per webhook and process, for a receiver that answers quickly (the window adapts below it). */
+const MAX_PER_WEBHOOK_CONCURRENCY = 64;
 /** Attempts in flight at once per process, all webhooks together (sockets, memory). */
 const PROCESS_CONCURRENCY = 1024;
 
@@ -63,7 +63,7 @@ export class Webhooks {
       const settings = {
         timeoutMs: this.config.webhookTimeoutMs,
         retryDelaysMs: this.config.webhookRetryDelaysMs,
-        perWebhookConcurrency: PER_WEBHOOK_CONCURRENCY,
+        maxPerWebhookConcurrency: MAX_PER_WEBHOOK_CONCURRENCY,
         processConcurrency: PROCESS_CONCURRENCY,
         userAgent: USER_AGENT,
       };
