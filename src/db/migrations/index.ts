@@ -5,7 +5,7 @@ import { Migration20261123135000_JournalNote } from './Migration20261123135000_J
 import { Migration20261123135704_PullRequests } from './Migration20261123135704_PullRequests.js';
 import { Migration20261123180000_RateLimits } from './Migration20261123180000_RateLimits.js';
 import { Migration20261123200000_RepositoryCounters } from './Migration20261123200000_RepositoryCounters.js';
-import { Migration20261124090000_DeliveryClaimOrder } from './Migration20261124090000_DeliveryClaimOrder.js';
+import { Migration20261123210000_DeliveryClaimOrder } from './Migration20261123210000_DeliveryClaimOrder.js';
 
 /** Migrations in the order they apply; `npm run migration:create -- <Name>` writes new ones to add here. */
 export const MIGRATIONS = [
@@ -16,5 +16,5 @@ export const MIGRATIONS = [
   Migration20261123135704_PullRequests,
   Migration20261123180000_RateLimits,
   Migration20261123200000_RepositoryCounters,
-  Migration20261124090000_DeliveryClaimOrder,
+  Migration20261123210000_DeliveryClaimOrder,
 ];

@@ -6,8 +6,8 @@ import { Migration } from '@mikro-orm/migrations';
  * deliveries of one push are all due at the same instant, so the old index left their whole backlog
  * to sort at each claim.
  */
-export class Migration20261124090000_DeliveryClaimOrder extends Migration {
-  override name = 'Migration20261124090000_DeliveryClaimOrder';
+export class Migration20261123210000_DeliveryClaimOrder extends Migration {
+  override name = 'Migration20261123210000_DeliveryClaimOrder';
 
   override up(): void | Promise<void> {
     this.addSql(`drop index "deliveries_due_index";`);
