@@ -18,19 +18,14 @@ import autocannon from 'autocannon';
 import { adminClient } from '../support/client.js';
 import { GitSandbox, remoteUrl } from '../support/git.js';
 import { CairnServer, freePort } from '../support/server.js';
-import { cpuShares, cpuTimes, median } from './stats.js';
+import { cpuShares, cpuTimes, median, type Throughput } from './stats.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-interface Result {
-  name: string;
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
+interface Result extends Throughput {
   non2xx: number;
 }
 

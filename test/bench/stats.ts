@@ -2,6 +2,15 @@ import fs from 'node:fs/promises';
 
 /** Shared arithmetic of the benchmark scripts. */
 
+/** One target's figures from an autocannon run (medians over the rounds; errors summed). */
+export interface Throughput {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
 export const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
 
 /** Nearest-rank percentile (p in 0-100). */

@@ -24,7 +24,7 @@ import pg from 'pg';
 import { adminClient } from '../support/client.js';
 import { Receiver } from '../support/receiver.js';
 import { CairnServer, sleep } from '../support/server.js';
-import { cpuShares, cpuTimes, median } from './stats.js';
+import { cpuShares, cpuTimes, median, type Throughput } from './stats.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
@@ -39,12 +39,7 @@ interface Target {
   options: autocannon.Options;
 }
 
-interface Result {
-  name: string;
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
+interface Result extends Throughput {
   lockWaiters: number;
   /** CPU ms per created issue: the service process, and PostgreSQL (with anything else it started). */
   serviceCpu: number;
