@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { GroupCommit } from '../db/group-commit.js';
 import { notFound } from '../errors/domain-error.js';
 import type { EventRecorder, RecordedChange } from '../events/event-recorder.js';
 
@@ -56,18 +57,28 @@ interface Creation {
   change: (number: number) => RecordedChange;
 }
 
-interface Waiting extends Creation {
-  settle: { resolve(row: Record<string, unknown>): void; reject(error: unknown): void };
-}
-
 /** At most this many creations share one statement (its text carries their payloads). */
 const MOST_AT_ONCE = 50;
 
-/**
- * Creations of one repository waiting for the statement in flight for it, by table and
- * repository; an entry exists while a statement runs for them.
- */
-const waiting = new Map<string, Waiting[]>();
+/** One creation as the group commit queues it: the statement for a batch needs its table, repository and recorder. */
+interface Queued {
+  events: EventRecorder;
+  table: NumberedTable;
+  repositoryId: string;
+  creation: Creation;
+}
+
+/** Creations of one repository go together, queued by table and repository; an undefined answer: the repository is gone. */
+const together = new GroupCommit<Queued, Record<string, unknown> | undefined>(async (batch) => {
+  const { events, table, repositoryId } = batch[0]!;
+  const rows = await insertNumbered(
+    events,
+    table,
+    repositoryId,
+    batch.map((queued) => queued.creation),
+  );
+  return batch.map((queued) => rows.get(queued.creation.row.id));
+}, MOST_AT_ONCE);
 
 /**
  * Creates a numbered record: it takes the repository's next number, inserts
@@ -79,64 +90,25 @@ const waiting = new Map<string, Waiting[]>();
  * statement gives its numbers back.
  *
  * Creations that arrive in this process while a statement for the same
- * repository runs wait for it and then go together in the next one: one lock,
- * one commit and one round trip for all of them, numbered in arrival order.
- * Should that statement fail, each is retried alone, so one creation's
- * failure is never another's. Inside a caller's transaction, a creation goes
- * alone at once (its locks last until that transaction ends).
+ * repository runs wait for it and then go together in the next one
+ * (GroupCommit), numbered in arrival order; should that statement fail, each
+ * is retried alone. Inside a caller's transaction, a creation goes alone at
+ * once (its locks last until that transaction ends).
  *
  * `change` is called before the number exists, with a stand-in that the
  * statement replaces by the number in the event's payload. Returns the
  * inserted row (as JSON); NOT_FOUND when the repository is gone.
  */
-export function createNumbered(
+export async function createNumbered(
   em: EntityManager,
   events: EventRecorder,
   input: { table: NumberedTable; repositoryId: string } & Omit<Creation, 'em'>,
 ): Promise<Record<string, unknown>> {
   const { table, repositoryId } = input;
   const creation = { em, row: input.row, change: input.change };
-  if (em.isInTransaction()) return createAlone(events, table, repositoryId, creation);
-  const queue = `${table}:${repositoryId}`;
-  return new Promise((resolve, reject) => {
-    const entry: Waiting = { ...creation, settle: { resolve, reject } };
-    const queued = waiting.get(queue);
-    if (queued) {
-      queued.push(entry);
-      return;
-    }
-    waiting.set(queue, []);
-    void (async () => {
-      for (let batch = [entry]; batch.length > 0; batch = waiting.get(queue)!.splice(0, MOST_AT_ONCE)) {
-        await createTogether(events, table, repositoryId, batch);
-      }
-      waiting.delete(queue);
-    })();
-  });
-}
-
-/** One statement for `batch`, settling each; if it fails, each alone. */
-async function createTogether(events: EventRecorder, table: NumberedTable, repositoryId: string, batch: Waiting[]): Promise<void> {
-  try {
-    const rows = await insertNumbered(events, table, repositoryId, batch);
-    for (const entry of batch) {
-      const row = rows.get(entry.row.id);
-      if (row) entry.settle.resolve(row);
-      else entry.settle.reject(notFound('repository')); // deleted while this request ran
-    }
-  } catch (error) {
-    if (batch.length === 1) {
-      batch[0]!.settle.reject(error);
-      return;
-    }
-    for (const entry of batch) {
-      await createAlone(events, table, repositoryId, entry).then(entry.settle.resolve, entry.settle.reject);
-    }
-  }
-}
-
-async function createAlone(events: EventRecorder, table: NumberedTable, repositoryId: string, creation: Creation) {
-  const row = (await insertNumbered(events, table, repositoryId, [creation])).get(creation.row.id);
+  const row = em.isInTransaction()
+    ? (await insertNumbered(events, table, repositoryId, [creation])).get(creation.row.id)
+    : await together.add(`${table}:${repositoryId}`, { events, table, repositoryId, creation });
   if (!row) throw notFound('repository'); // deleted while this request ran
   return row;
 }

@@ -1,0 +1,62 @@
+/**
+ * Group commit: items queued under one key are written by one statement at a time, and those that
+ * arrive while it runs go together in the next (at most `most` a statement). Alone, an item is
+ * written at once; under load a statement takes everything that queued during the previous one —
+ * one round trip, one lock and one commit for all of them.
+ *
+ * `write` answers each item of a batch, in order. If it fails for a batch, each item is written
+ * alone, so one item's failure is never another's: only the item that fails alone sees its error.
+ */
+export class GroupCommit<T, R> {
+  private readonly queues = new Map<string, Waiting<T, R>[]>();
+
+  constructor(
+    private readonly write: (batch: T[]) => Promise<R[]>,
+    private readonly most: number,
+    /** Told when a batch failed and its items are about to be written one by one. */
+    private readonly onBatchFailure: (error: unknown, size: number) => void = () => undefined,
+  ) {}
+
+  add(key: string, item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      const entry = { item, resolve, reject };
+      const queued = this.queues.get(key);
+      if (queued) {
+        queued.push(entry);
+        return;
+      }
+      // No statement runs for this key: this one goes now, alone; the queue collects what comes meanwhile.
+      this.queues.set(key, []);
+      void this.drain(key, [entry]);
+    });
+  }
+
+  private async drain(key: string, first: Waiting<T, R>[]): Promise<void> {
+    for (let batch = first; batch.length > 0; batch = this.queues.get(key)!.splice(0, this.most)) {
+      await this.writeBatch(batch);
+    }
+    this.queues.delete(key);
+  }
+
+  private async writeBatch(batch: Waiting<T, R>[]): Promise<void> {
+    try {
+      const answers = await this.write(batch.map((entry) => entry.item));
+      batch.forEach((entry, i) => entry.resolve(answers[i]!));
+    } catch (error) {
+      if (batch.length === 1) {
+        batch[0]!.reject(error);
+        return;
+      }
+      this.onBatchFailure(error, batch.length);
+      for (const entry of batch) {
+        await this.write([entry.item]).then(([answer]) => entry.resolve(answer!), entry.reject);
+      }
+    }
+  }
+}
+
+interface Waiting<T, R> {
+  item: T;
+  resolve(answer: R): void;
+  reject(error: unknown): void;
+}
