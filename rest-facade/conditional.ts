@@ -8,16 +8,18 @@ import type { Request, Response } from 'express';
  * record, of a count, of what the caller may see. It is weak (`W/`): the same data always
  * serialises alike, but a 304 promises only that what the client holds is still what it would get.
  *
- * `Cache-Control: private, no-cache` lets the caller keep the answer but makes it ask again each
- * time, so nothing is served from a cache past a permission change or a token revocation; `Vary:
- * Authorization` keeps shared caches from mixing callers.
+ * `Cache-Control: private, no-cache, must-revalidate` lets the caller keep the answer but makes it
+ * ask again each time, so nothing is served from a cache past a permission change or a token
+ * revocation. `must-revalidate` is what lets an RFC 9111 cache store an answer to a request that
+ * carried `Authorization` at all (§3.5; undici's cache, for one, stores nothing without it).
+ * `Vary: Authorization` keeps caches from mixing callers.
  */
 export function sendJson(req: Request, res: Response, status: number, value: unknown): void {
   const body = JSON.stringify(value);
   if (status === 200 && (req.method === 'GET' || req.method === 'HEAD')) {
     const tag = `W/"${createHash('sha1').update(body).digest('base64url')}"`;
     res.setHeader('ETag', tag);
-    res.setHeader('Cache-Control', 'private, no-cache');
+    res.setHeader('Cache-Control', 'private, no-cache, must-revalidate');
     res.setHeader('Vary', 'Authorization');
     if (matches(req.get('if-none-match'), tag)) {
       res.status(304).end();

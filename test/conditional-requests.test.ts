@@ -1,3 +1,4 @@
+import { Agent, interceptors, request } from 'undici';
 import { adminClient, Client, createUser } from './support/client.js';
 import { CairnServer } from './support/server.js';
 
@@ -21,7 +22,7 @@ describe('ETag and If-None-Match', () => {
       expect(first.status).toBe(200);
       const tag = etagOf(first)!;
       expect(tag).toMatch(/^W\/"[\w-]+"$/);
-      expect(first.headers.get('cache-control')).toBe('private, no-cache');
+      expect(first.headers.get('cache-control')).toBe('private, no-cache, must-revalidate');
       expect(first.headers.get('vary')).toMatch(/Authorization/);
       expect(etagOf(await admin.get(`${prefix}/repos/${repo}`))).toBe(tag);
 
@@ -93,5 +94,48 @@ describe('ETag and If-None-Match', () => {
       const answer = await admin.get(`/repos/${created.body.id}`, { headers: { 'if-none-match': junk } });
       expect(answer.status).toBe(200);
     }
+  });
+});
+
+/** The REST answers the service gave with `status` so far, from its own metrics. */
+async function restAnswers(status: number): Promise<number> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  const line = text
+    .split('\n')
+    .find(
+      (l) =>
+        l.startsWith('cairn_http_requests_total{') &&
+        l.includes('surface="rest"') &&
+        l.includes('method="GET"') &&
+        l.includes(`status="${status}"`),
+    );
+  return line ? Number(line.split(' ').pop()) : 0;
+}
+
+describe('an HTTP client with an RFC 9111 cache (undici)', () => {
+  test('revalidates each time, gets 304 while nothing changed, and sees a change at once', async () => {
+    const owner = await createUser(admin, 'cacheowner');
+    const other = await createUser(admin, 'cacheother');
+    const repo = (await owner.post('/repos', { name: 'cached', description: 'first' })).body.id;
+    const cached = new Agent().compose(interceptors.cache({ type: 'private' }));
+    const read = async (token: string) => {
+      const answer = await request(`${server.url}/repos/${repo}`, { dispatcher: cached, headers: { authorization: `Bearer ${token}` } });
+      return { status: answer.statusCode, body: (await answer.body.json()) as { description: string | null } };
+    };
+
+    const before = await restAnswers(304);
+    expect(await read(owner.token)).toEqual({ status: 200, body: expect.objectContaining({ description: 'first' }) });
+    // From its cache, after asking the service: the service answered 304, the client shows the stored answer.
+    expect(await read(owner.token)).toEqual({ status: 200, body: expect.objectContaining({ description: 'first' }) });
+    expect(await restAnswers(304)).toBe(before + 1);
+
+    expect((await owner.patch(`/repos/${repo}`, { description: 'second' })).status).toBe(200);
+    expect((await read(owner.token)).body.description).toBe('second');
+    expect(await restAnswers(304)).toBe(before + 1);
+
+    // Vary: Authorization — another caller's request is never answered from the owner's entry.
+    expect((await read(other.token)).body.description).toBe('second');
+    expect(await restAnswers(304)).toBe(before + 1);
+    await cached.close();
   });
 });
