@@ -74,6 +74,10 @@ describe('embedded PostgreSQL lifecycle', () => {
   test('first start initialises the database in the data dir; SIGTERM stops cleanly; data survives a restart', async () => {
     server = await CairnServer.start({ embedded: true, detached: true });
     expect(existsSync(path.join(server.dataDir, 'postgres', 'PG_VERSION'))).toBe(true);
+    // The service reaches its database over a Unix socket in the database directory (TCP only as a fallback).
+    const ready = server.logs().find((line) => line.msg === 'embedded PostgreSQL ready');
+    expect(ready?.unixSocket).toBe(true);
+    expect(existsSync(path.join(server.dataDir, 'postgres', `.s.PGSQL.${ready?.port}`))).toBe(true);
     const admin = adminClient(server);
     const alice = await createUser(admin, 'alice');
     const repo = (await alice.post('/repos', { name: 'durable', auto_init: true })).body;
