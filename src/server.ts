@@ -9,6 +9,7 @@ import { ENTITIES } from './capabilities.js';
 import { Collaborators } from './collaborators/collaborator.service.js';
 import { requestContext, type RequestContext, type Services } from './context.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres.js';
+import { closeFastReads } from './db/fast-read.js';
 import { openDatabase } from './db/orm.js';
 import { EventRecorder } from './events/event-recorder.js';
 import { GitHosting } from './git/hosting.js';
@@ -67,7 +68,10 @@ export async function startService(
     }
     const databaseUrl = config.databaseUrl ?? embedded!.url;
     const orm = await openDatabase(databaseUrl, log, ENTITIES);
-    cleanups.push(() => orm.close(true));
+    cleanups.push(async () => {
+      await closeFastReads(orm);
+      await orm.close(true);
+    });
     await bootstrapAdmin(orm, config, log);
 
     const git = new GitStorage(config.dataDir);

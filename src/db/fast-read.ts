@@ -1,47 +1,67 @@
-import { createHash } from 'node:crypto';
-import type { EntityManager } from '@mikro-orm/postgresql';
-import type pg from 'pg';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import postgres from 'postgres';
 
 /**
  * Reads on the hot path (a repository with its owner and counts, nearly every request's first
- * statement) as named prepared statements on the ORM's own pg pool: PostgreSQL parses and plans
- * each once per connection, and no query builder, query formatting or identity map sits between
- * the row and the caller. Inside a transaction the read must see the transaction's own writes, so
- * it goes through the entity manager as before.
+ * statement; a page of pull requests) go through postgres.js rather than the ORM's pg pool. It
+ * prepares each statement once per connection and pipelines: the requests in flight share a few
+ * connections, each sending its statement without waiting for the one before to answer. With
+ * pg, one statement per connection at a time, every read woke a PostgreSQL backend of its own
+ * and paid for the wake-up on both sides: on this 2-core machine a read cost the service about
+ * 150 µs of CPU and PostgreSQL about as much; pipelined, about 50 and 60 µs.
+ *
+ * Inside a transaction the read must see the transaction's own writes, so it goes through the
+ * entity manager. Outside one, both drivers read what is committed: the same answer.
  *
  * `sql` uses `?` placeholders (in the order of `params`), like `em.execute`; it must not use
- * PostgreSQL's `?` jsonb operators. Each distinct text is prepared on every pooled connection that
- * runs it, so the texts must be a fixed set (never built from values).
+ * PostgreSQL's `?` jsonb operators. Each distinct text is prepared on every connection that runs
+ * it, so the texts must be a fixed set (never built from values). Rows come back as pg gives
+ * them: columns by name, timestamps as Dates, json parsed, int8 as strings.
  */
 export async function fastRead<T extends object>(em: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
   if (em.isInTransaction()) return em.execute<T[]>(sql, params);
-  const pool = await poolOf(em);
-  const result = await pool.query<T>({ ...prepared(sql), values: params });
-  return result.rows;
+  const rows = await readerOf(em.config).unsafe(numbered(sql), params as postgres.ParameterOrJSON<never>[], { prepare: true });
+  return rows as unknown as T[];
 }
 
-const pools = new WeakMap<object, Promise<pg.Pool>>();
+/** Closes the readers of an ORM's database; the service calls it before it closes the ORM. */
+export async function closeFastReads(orm: MikroORM): Promise<void> {
+  const reader = readers.get(orm.config);
+  readers.delete(orm.config);
+  await reader?.end({ timeout: 5 });
+}
 
-function poolOf(em: EntityManager): Promise<pg.Pool> {
-  const connection = em.getConnection();
-  let pool = pools.get(connection);
-  if (!pool) {
-    pool = connection.getNativeClient() as Promise<pg.Pool>;
-    pools.set(connection, pool);
+/** A few connections carry every hot read; pipelining, not connection count, is what keeps up with load. */
+const READER_CONNECTIONS = 4;
+
+const readers = new WeakMap<object, postgres.Sql>();
+
+function readerOf(config: EntityManager['config']): postgres.Sql {
+  let reader = readers.get(config);
+  if (!reader) {
+    const url = config.get('clientUrl')!;
+    // A Unix socket's directory is the URL's host, percent-encoded (as pg reads it); postgres.js takes it decoded.
+    const host = decodeURIComponent(new URL(url).hostname);
+    reader = postgres(url, {
+      max: READER_CONNECTIONS,
+      idle_timeout: 60,
+      onnotice: () => undefined,
+      ...(host.startsWith('/') ? { host } : {}),
+    });
+    readers.set(config, reader);
   }
-  return pool;
+  return reader;
 }
 
-const statements = new Map<string, { name: string; text: string }>();
+const texts = new Map<string, string>();
 
-/** The statement of a text: `?` → `$1, $2, …`, named after its hash; memoised, the texts are a fixed set. */
-function prepared(sql: string): { name: string; text: string } {
-  let statement = statements.get(sql);
-  if (statement === undefined) {
+/** `?` → `$1, $2, …`; memoised, the texts are a fixed set. */
+function numbered(sql: string): string {
+  let text = texts.get(sql);
+  if (text === undefined) {
     let n = 0;
-    const text = sql.replace(/\?/g, () => `$${++n}`);
-    statement = { name: `cairn_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`, text };
-    statements.set(sql, statement);
+    text = sql.replace(/\?/g, () => `$${++n}`);
+    texts.set(sql, text);
   }
-  return statement;
+  return text;
 }
