@@ -7,7 +7,8 @@
  *  - a bare Express 5 route answering the same JSON after a Bearer check (the ceiling).
  * 32 connections. The targets take turns over several rounds (so a machine whose speed drifts,
  * as a shared VM's does, affects each alike) and the medians are reported, with the CPU time the
- * hypervisor stole meanwhile. Prints a table and a JSON line.
+ * hypervisor stole meanwhile; "vs bare" is the median of each round's own ratio. Prints a table
+ * and a JSON line.
  */
 import { fork } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -22,11 +23,13 @@ import { cpuShares, cpuTimes, median, type Throughput } from './stats.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 interface Result extends Throughput {
   non2xx: number;
+  /** Median over the rounds of this target's req/s over the first target's (the bare route) in the same round. */
+  vsBare: number;
 }
 
 async function run(options: autocannon.Options, duration: number) {
@@ -39,10 +42,13 @@ async function measureAll(targets: Array<{ name: string; options: autocannon.Opt
   for (let round = 0; round < ROUNDS; round++) {
     for (const target of targets) samples.get(target.name)!.push(await run(target.options, DURATION));
   }
+  const bare = samples.get(targets[0]!.name)!.map((r) => r.requests.average);
   return targets.map(({ name }) => {
     const results = samples.get(name)!;
     return {
       name,
+      // Paired within a round, so a drift of the machine's speed between rounds cancels out.
+      vsBare: median(results.map((r, round) => r.requests.average / bare[round]!)),
       rps: Math.round(median(results.map((r) => r.requests.average))),
       p50: median(results.map((r) => r.latency.p50)),
       p99: median(results.map((r) => r.latency.p99)),
@@ -100,7 +106,6 @@ try {
   const steal = cpuShares(stealBefore, await cpuTimes()).steal;
   bare.kill();
 
-  const baseline = results[0]!.rps;
   console.log(
     `\nbench:api — ${CONNECTIONS} connections, median of ${ROUNDS} × ${DURATION} s per target, ${os.cpus().length} CPUs, ` +
       `LOG_LEVEL=${process.env.LOG_LEVEL ?? 'info'}, CPU stolen by the hypervisor: ${(100 * steal).toFixed(0)}%\n`,
@@ -108,7 +113,7 @@ try {
   console.log('target                         req/s    p50 ms   p99 ms   vs bare   errors');
   for (const r of results) {
     console.log(
-      `${r.name.padEnd(30)} ${String(r.rps).padStart(6)}   ${String(r.p50).padStart(6)}   ${String(r.p99).padStart(6)}   ${((100 * r.rps) / baseline).toFixed(1).padStart(6)}%   ${r.errors + (r.name.endsWith('304') ? 0 : r.non2xx)}`,
+      `${r.name.padEnd(30)} ${String(r.rps).padStart(6)}   ${String(r.p50).padStart(6)}   ${String(r.p99).padStart(6)}   ${(100 * r.vsBare).toFixed(1).padStart(6)}%   ${r.errors + (r.name.endsWith('304') ? 0 : r.non2xx)}`,
     );
   }
   console.log(`\n${JSON.stringify({ bench: 'api', connections: CONNECTIONS, steal, results })}`);
