@@ -5,7 +5,8 @@
  * 2. Pushes it to Cairn (time; beside the same push to a bare repository on disk), then small
  *    pushes: how long until their events are in the outbox.
  * 3. Waits for the maintenance job, then clones through Cairn and `git clone --no-local` from the same
- *    bare repository on disk, taking turns over several rounds (a shared VM drifts), medians reported.
+ *    bare repository on disk, taking turns over several rounds (a shared VM drifts), medians reported;
+ *    the ratio is the median of each round's own ratio.
  * 4. Eight concurrent clones through Cairn while sampling the service's resident memory.
  *
  * Prints a table and a JSON line. Sizes and rounds: BENCH_REPO_MB, BENCH_ROUNDS, BENCH_CONCURRENT.
@@ -256,7 +257,8 @@ try {
     receiveExitToEventMedianMs: median(recordMs),
     cloneCairnMedianMs: Math.round(cairnMs),
     cloneLocalMedianMs: Math.round(localMs),
-    cloneRatio: Math.round((100 * cairnMs) / localMs) / 100,
+    // Paired within a round (the two clones ran one after the other), so the machine's drift between rounds cancels out.
+    cloneRatio: Math.round(100 * median(samples.cairn.map((ms, round) => ms / samples.local[round]!))) / 100,
     cloneMs: { cairn: Math.round(cairnMs), local: Math.round(localMs) },
     cloneCpuMs,
     cloneCpuRatio: Math.round((100 * cpuTotal('cairn')) / cpuTotal('local')) / 100,
