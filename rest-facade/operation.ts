@@ -14,6 +14,7 @@ import {
 import type { RequestContext } from '../src/context.js';
 import { NotAList, resultShape, toGraphQLValue, toRest, variableTypes } from './convert.js';
 import { DomainError } from '../src/errors/domain-error.js';
+import { markReadOnly } from '../src/db/read-only.js';
 import { fromGraphQLError } from './errors.js';
 
 export type OperationOutcome = { ok: true; data: Record<string, unknown> } | { ok: false; error: DomainError | GraphQLError };
@@ -31,6 +32,8 @@ export class RestOperation {
   private readonly variables: Map<string, GraphQLInputType>;
   private compiled: CompiledQuery | null = null;
   private readonly variableDefinitions: readonly VariableDefinitionNode[];
+  /** A query changes nothing, so what it loads is not tracked (src/db/read-only.ts). */
+  private readonly onlyReads: boolean;
 
   constructor(
     private readonly schema: GraphQLSchema,
@@ -40,7 +43,9 @@ export class RestOperation {
     if (errors.length) throw new Error(`facade operation does not match the schema: ${errors.map((e) => e.message).join('; ')}`);
     this.shape = resultShape(schema, document);
     this.variables = variableTypes(schema, document);
-    this.variableDefinitions = getOperationAST(document)?.variableDefinitions ?? [];
+    const operation = getOperationAST(document);
+    this.variableDefinitions = operation?.variableDefinitions ?? [];
+    this.onlyReads = operation?.operation === 'query';
   }
 
   /** Compiled at its first request, not at start-up: most of the 80 routes of a process may never be called. */
@@ -72,6 +77,7 @@ export class RestOperation {
     // answers are built from (the compiled query coerces them again, and for a GET's one id that is cheap).
     const judged = getVariableValues(this.schema, this.variableDefinitions, variableValues);
     if (judged.errors?.length) return { ok: false, error: fromGraphQLError(judged.errors[0]!) ?? judged.errors[0]! };
+    if (this.onlyReads) markReadOnly(ctx.em);
     const result = await this.compile().query(undefined, ctx, variableValues);
     const first = result.errors?.[0];
     if (first) return { ok: false, error: fromGraphQLError(first) ?? first };

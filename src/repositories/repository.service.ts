@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { authorize, Permission, readableRepositoriesCondition, requireScope } from '../auth/permissions.js';
 import { User } from '../auth/user.entity.js';
 import { fastRead } from '../db/fast-read.js';
+import { mapRow } from '../db/read-only.js';
 import { lockForUpdate } from '../db/lock-row.js';
 import { conflict, invalid, notFound, Problems } from '../errors/domain-error.js';
 import type { Changes, NoFields } from '../events/event-map.js';
@@ -58,8 +59,9 @@ async function loadRepository(em: EntityManager, condition: string, params: unkn
   if (!rows[0]) return null;
   const { owner_row: ownerRow, ...repositoryRow } = rows[0];
   const counts = takeCounts(repositoryRow);
-  em.map(User, ownerRow);
-  const repo = em.map(Repository, repositoryRow);
+  const owner = mapRow(em, User, ownerRow);
+  const repo = mapRow(em, Repository, repositoryRow);
+  repo.owner = owner;
   keepCounts(repo, counts);
   return repo;
 }
