@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Request, Response } from 'express';
 
 /**
@@ -17,7 +17,7 @@ import type { Request, Response } from 'express';
 export function sendJson(req: Request, res: Response, status: number, value: unknown): void {
   const body = JSON.stringify(value);
   if (status === 200 && (req.method === 'GET' || req.method === 'HEAD')) {
-    const tag = `W/"${createHash('sha1').update(body).digest('base64url')}"`;
+    const tag = `W/"${hash('sha1', body, 'base64url')}"`; // one-shot: no Hash object per answer
     res.setHeader('ETag', tag);
     res.setHeader('Cache-Control', 'private, no-cache, must-revalidate');
     res.setHeader('Vary', 'Authorization');
