@@ -10,11 +10,12 @@ import {
   type GraphQLError,
   type GraphQLInputType,
   type GraphQLSchema,
+  type OperationTypeNode,
 } from 'graphql';
 import type { RequestContext } from '../src/context.js';
 import { NotAList, resultShape, toGraphQLValue, toRest, variableTypes } from './convert.js';
 import { DomainError } from '../src/errors/domain-error.js';
-import { markReadOnly } from '../src/db/read-only.js';
+import { loadsForOperation } from '../src/graphql/read-only-queries.js';
 import { fromGraphQLError } from './errors.js';
 
 export type OperationOutcome = { ok: true; data: Record<string, unknown> } | { ok: false; error: DomainError | GraphQLError };
@@ -32,8 +33,7 @@ export class RestOperation {
   private readonly variables: Map<string, GraphQLInputType>;
   private compiled: CompiledQuery | null = null;
   private readonly variableDefinitions: readonly VariableDefinitionNode[];
-  /** A query changes nothing, so what it loads is not tracked (src/db/read-only.ts). */
-  private readonly onlyReads: boolean;
+  private readonly operationType: OperationTypeNode;
 
   constructor(
     private readonly schema: GraphQLSchema,
@@ -44,8 +44,9 @@ export class RestOperation {
     this.shape = resultShape(schema, document);
     this.variables = variableTypes(schema, document);
     const operation = getOperationAST(document);
-    this.variableDefinitions = operation?.variableDefinitions ?? [];
-    this.onlyReads = operation?.operation === 'query';
+    if (!operation) throw new Error('facade operation names no single operation');
+    this.variableDefinitions = operation.variableDefinitions ?? [];
+    this.operationType = operation.operation;
   }
 
   /** Compiled at its first request, not at start-up: most of the 80 routes of a process may never be called. */
@@ -77,7 +78,7 @@ export class RestOperation {
     // answers are built from (the compiled query coerces them again, and for a GET's one id that is cheap).
     const judged = getVariableValues(this.schema, this.variableDefinitions, variableValues);
     if (judged.errors?.length) return { ok: false, error: fromGraphQLError(judged.errors[0]!) ?? judged.errors[0]! };
-    if (this.onlyReads) markReadOnly(ctx.em);
+    loadsForOperation(ctx.em, this.operationType);
     const result = await this.compile().query(undefined, ctx, variableValues);
     const first = result.errors?.[0];
     if (first) return { ok: false, error: fromGraphQLError(first) ?? first };

@@ -1,13 +1,13 @@
 import type { EntityClass, EntityData, EntityDictionary, EntityManager } from '@mikro-orm/postgresql';
 
 /**
- * Entity managers of requests that only read: a REST GET runs a GraphQL query, which changes
- * nothing, so what it loads needs neither the identity map nor a snapshot for change tracking.
- * Registering a repository and its owner there cost about 45 µs of a ~300 µs read.
+ * Entity managers of requests that only read (which ones: src/graphql/read-only-queries.ts): what
+ * they load needs neither the identity map nor a snapshot for change tracking. Registering a
+ * repository and its owner there cost about 45 µs of a ~300 µs read.
  */
 const readOnly = new WeakSet<EntityManager>();
 
-/** Marks the entity manager of a request whose operation is a query. */
+/** Marks the entity manager of a request that only reads. */
 export function markReadOnly(em: EntityManager): void {
   readOnly.add(em);
 }

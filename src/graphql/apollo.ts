@@ -5,8 +5,10 @@ import { GraphQLError, Kind, type GraphQLFormattedError, type GraphQLSchema } fr
 import type { Logger } from '../logger.js';
 import { ANSWERS } from '../errors/answers.js';
 import { DomainError } from '../errors/domain-error.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { costLimit, type OperationCostHook } from './cost.js';
 import { MAX_SELECTIONS, validationLimits } from './limits.js';
+import { readOnlyQueries } from './read-only-queries.js';
 import { domainErrorOf } from './request-error.js';
 
 /** Codes that carry a message meant for the client; anything else is masked as INTERNAL. */
@@ -59,7 +61,7 @@ export interface ApolloOptions<C> {
   onOperationCost?: OperationCostHook<C>;
 }
 
-export async function startApollo<C extends object>(
+export async function startApollo<C extends { em: EntityManager }>(
   schema: GraphQLSchema,
   log: Logger,
   options: ApolloOptions<C> = {},
@@ -83,7 +85,7 @@ export async function startApollo<C extends object>(
     validationRules: validationLimits(),
     formatError: (formatted, error) => maskError(formatted, error, log),
     // Apollo's default landing page loads its hosted Sandbox from a CDN; the service serves its own IDE (graphiql/serve.ts).
-    plugins: [ApolloServerPluginLandingPageDisabled(), costLimit<C>(schema, options.onOperationCost)],
+    plugins: [ApolloServerPluginLandingPageDisabled(), costLimit<C>(schema, options.onOperationCost), readOnlyQueries<C>()],
   });
   await apollo.start();
   return apollo;
