@@ -19,7 +19,7 @@ import autocannon from 'autocannon';
 import { adminClient } from '../support/client.js';
 import { GitSandbox, remoteUrl } from '../support/git.js';
 import { CairnServer, freePort } from '../support/server.js';
-import { cpuShares, cpuTimes, median, type Throughput } from './stats.js';
+import { cpuShares, cpuTimes, median, pairedRatio, type Throughput } from './stats.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
@@ -47,8 +47,10 @@ async function measureAll(targets: Array<{ name: string; options: autocannon.Opt
     const results = samples.get(name)!;
     return {
       name,
-      // Paired within a round, so a drift of the machine's speed between rounds cancels out.
-      vsBare: median(results.map((r, round) => r.requests.average / bare[round]!)),
+      vsBare: pairedRatio(
+        results.map((r) => r.requests.average),
+        bare,
+      ),
       rps: Math.round(median(results.map((r) => r.requests.average))),
       p50: median(results.map((r) => r.latency.p50)),
       p99: median(results.map((r) => r.latency.p99)),

@@ -20,7 +20,7 @@ import pg from 'pg';
 import { adminClient } from '../support/client.js';
 import { GitSandbox, remoteUrl } from '../support/git.js';
 import { CairnServer, sleep } from '../support/server.js';
-import { cpuShares, cpuTimes, median } from './stats.js';
+import { cpuShares, cpuTimes, median, pairedRatio } from './stats.js';
 
 const REPO_MB = Number(process.env.BENCH_REPO_MB ?? 100);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -257,8 +257,7 @@ try {
     receiveExitToEventMedianMs: median(recordMs),
     cloneCairnMedianMs: Math.round(cairnMs),
     cloneLocalMedianMs: Math.round(localMs),
-    // Paired within a round (the two clones ran one after the other), so the machine's drift between rounds cancels out.
-    cloneRatio: Math.round(100 * median(samples.cairn.map((ms, round) => ms / samples.local[round]!))) / 100,
+    cloneRatio: Math.round(100 * pairedRatio(samples.cairn, samples.local)) / 100,
     cloneMs: { cairn: Math.round(cairnMs), local: Math.round(localMs) },
     cloneCpuMs,
     cloneCpuRatio: Math.round((100 * cpuTotal('cairn')) / cpuTotal('local')) / 100,

@@ -13,6 +13,12 @@ export interface Throughput {
 
 export const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
 
+/**
+ * The median of round-by-round ratios `measured[i] / baseline[i]`, where the two of a round ran back
+ * to back: on a shared VM whose speed drifts between rounds, the drift cancels within a pair.
+ */
+export const pairedRatio = (measured: number[], baseline: number[]) => median(measured.map((value, round) => value / baseline[round]!));
+
 /** Nearest-rank percentile (p in 0-100). */
 export const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((x, y) => x - y);
