@@ -48,6 +48,13 @@ export interface RunningService {
 }
 
 const SHUTDOWN_GRACE_MS = 10_000;
+/**
+ * How long the steps after HTTP (pushes and attempts in flight, jobs, the database) may take together.
+ * Each waits on the database; one that stops answering would hold the shutdown for as long, so past
+ * this the shutdown fails, naming the step it waited on (run.ts then exits 1, and an embedded
+ * PostgreSQL still gets its fast shutdown from the exit hook).
+ */
+const CLEANUP_DEADLINE_MS = 10_000;
 
 export async function startService(
   config: Config,
@@ -56,22 +63,43 @@ export async function startService(
   /** The embedded database, when the caller started it already (run.ts starts it while the service loads). */
   starting?: Promise<EmbeddedDatabase>,
 ): Promise<RunningService> {
-  const cleanups: Array<() => Promise<unknown>> = [];
+  const cleanups: Array<[step: string, run: () => Promise<unknown>]> = [];
   const cleanUp = async () => {
-    for (const step of cleanups.reverse()) await step().catch((error: unknown) => log.error({ err: error }, 'shutdown step failed'));
+    let pending = '';
+    const steps = (async () => {
+      for (const [step, run] of cleanups.reverse()) {
+        pending = step;
+        await run().catch((error: unknown) => log.error({ err: error, step }, 'shutdown step failed'));
+      }
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`shutdown step "${pending}" still running after ${CLEANUP_DEADLINE_MS} ms`)),
+        CLEANUP_DEADLINE_MS,
+      );
+    });
+    try {
+      await Promise.race([steps, deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
   };
   try {
     let embedded: EmbeddedDatabase | null = null;
     if (!config.databaseUrl) {
       embedded = await (starting ?? startEmbeddedPostgres(config.dataDir, log));
-      cleanups.push(() => embedded!.stop());
+      cleanups.push(['embedded database', () => embedded!.stop()]);
     }
     const databaseUrl = config.databaseUrl ?? embedded!.url;
     const orm = await openDatabase(databaseUrl, log, ENTITIES);
-    cleanups.push(async () => {
-      await closeFastReads(orm);
-      await orm.close(true);
-    });
+    cleanups.push([
+      'database connections',
+      async () => {
+        await closeFastReads(orm);
+        await orm.close(true);
+      },
+    ]);
     await bootstrapAdmin(orm, config, log);
 
     const git = new GitStorage(config.dataDir);
@@ -82,14 +110,14 @@ export async function startService(
     const events = new EventRecorder(config.baseUrl);
     events.onRecord(webhooks.fanOut());
     const locks = new RepositoryLocks(databaseUrl);
-    cleanups.push(() => locks.close());
+    cleanups.push(['repository locks', () => locks.close()]);
     const refs = new RefTransactions(orm, git, events, locks, log);
     const mergeability = new Mergeability(orm, git, log, metrics);
     refs.onRefsChanged(followRefs(events, git, mergeability));
     const auth = new TokenAuthenticator(orm.em.fork(), log);
     const limiter = new RateLimiter(orm, log, metrics);
     limiter.start();
-    cleanups.push(() => limiter.stop()); // counts reach the database before it closes
+    cleanups.push(['rate limits', () => limiter.stop()]); // counts reach the database before it closes
     // The use cases, each given the collaborators it needs.
     const repositories = new Repositories({ events, storage: git, refs, baseUrl: config.baseUrl });
     const services: Services = {
@@ -110,19 +138,19 @@ export async function startService(
 
     const jobs = await startAgenda(config, databaseUrl, log, [maintenanceJobs(services, locks), webhooks.jobs(), mergeability.jobs()]);
     const agenda: Agenda = jobs.agenda;
-    cleanups.push(() => jobs.stop());
+    cleanups.push(['jobs', () => jobs.stop()]);
     refs.onCommitted(maintenanceScheduler(agenda, log));
     await webhooks.start(agenda, embedded !== null);
     await mergeability.start(agenda);
-    cleanups.push(() => mergeability.stop());
+    cleanups.push(['mergeability checks', () => mergeability.stop()]);
     // Cleanups run in reverse: pushes in flight record their events, then attempts in flight
     // finish, then jobs, git hosting and the database stop.
-    cleanups.push(() => webhooks.stop());
-    cleanups.push(() => hosting.drain());
+    cleanups.push(['webhook attempts', () => webhooks.stop()]);
+    cleanups.push(['git requests', () => hosting.drain()]);
 
     const schema = await getSchema();
     const apollo = await startApollo<RequestContext>(schema, log, { onOperationCost: chargeOperations(services.rateLimits) });
-    cleanups.push(() => apollo.stop());
+    cleanups.push(['GraphQL', () => apollo.stop()]);
     // Ready when the database answers and the job store (PostgreSQL or MongoDB) does.
     const ready = async () => {
       await orm.em.fork().execute('select 1');
@@ -166,17 +194,23 @@ export async function startService(
       })());
     return { services, server, close };
   } catch (error) {
-    await cleanUp();
+    await cleanUp().catch((stuck: unknown) => log.error({ err: stuck }, 'clean-up after a failed start did not finish'));
     throw error;
   }
 }
 
-/** Stops accepting, lets in-flight requests finish for a while, then cuts what is left. */
+/**
+ * Stops accepting, lets in-flight requests finish for a while, then cuts what is left. A kept-alive
+ * connection whose request finishes is idle from then on, and closed at the next sweep: `close()`
+ * alone closes only the connections idle at the time, and would wait out the grace for the others.
+ */
 async function stopHttp(server: http.Server): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
+  const sweep = setInterval(() => server.closeIdleConnections(), 50);
   const timer = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
   await closed;
+  clearInterval(sweep);
   clearTimeout(timer);
 }
 

@@ -130,11 +130,37 @@ describe('embedded PostgreSQL lifecycle', () => {
         () => 'refused',
       ),
     );
-    setTimeout(() => void server.stop(), 30);
+    const stopped = new Promise((resolve) => setTimeout(() => resolve(server.stop()), 30));
     const outcomes = await Promise.all(requests);
     expect(outcomes.every((o) => o === 201 || o === 'refused')).toBe(true);
     const accepted = outcomes.filter((o) => o === 201).length;
+    // The old process must be gone first: its last step stops the PostgreSQL a new one would start on.
+    expect(await stopped).toBe(0);
     server = await server.restart();
     expect((await carol.get(`/repos/${repo.id}/issues?limit=100`)).body.total).toBe(accepted);
   });
+
+  test('a database that stops answering does not hold a shutdown: it fails after its deadline, naming the step, and PostgreSQL still stops', async () => {
+    const pgPid = Number(readFileSync(postmasterPid(server), 'utf8').split('\n')[0]);
+    const backends = (await run('pgrep', ['-P', String(pgPid)])).stdout.split('\n').filter(Boolean).map(Number);
+    const frozen = [pgPid, ...backends];
+    for (const pid of frozen) process.kill(pid, 'SIGSTOP');
+    const started = Date.now();
+    let code: number | null;
+    try {
+      code = await server.stop();
+    } finally {
+      for (const pid of frozen) process.kill(pid, 'SIGCONT');
+    }
+    const took = Date.now() - started;
+    expect(code).toBe(1);
+    expect(took).toBeLessThan(25_000); // the HTTP grace is immediate here; the deadline of the rest is 10 s
+    const failure = server.logs().find((line) => line.msg === 'shutdown failed');
+    expect((failure?.err as { message?: string } | undefined)?.message).toMatch(/^shutdown step "[^"]+" still running after 10000 ms$/);
+    // The exit hook's fast shutdown reaches PostgreSQL once it runs again.
+    for (let i = 0; i < 100 && isRunning(pgPid); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(isRunning(pgPid)).toBe(false);
+    server = await server.restart();
+    expect((await adminClient(server).get('/repos?limit=1')).status).toBe(200);
+  }, 60_000);
 });
