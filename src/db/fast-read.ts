@@ -10,8 +10,9 @@ import postgres from 'postgres';
  * and paid for the wake-up on both sides: on this 2-core machine a read cost the service about
  * 150 µs of CPU and PostgreSQL about as much; pipelined, about 50 and 60 µs.
  *
- * Inside a transaction the read must see the transaction's own writes, so it goes through the
- * entity manager. Outside one, both drivers read what is committed: the same answer.
+ * Outside a transaction both drivers read what is committed: the same answer. No caller reads
+ * inside one today; should one, the read goes through the entity manager, on the transaction's own
+ * connection, so it sees the transaction's writes.
  *
  * `sql` uses `?` placeholders (in the order of `params`), like `em.execute`; it must not use
  * PostgreSQL's `?` jsonb operators. Each distinct text is prepared on every connection that runs
