@@ -1,4 +1,4 @@
-import express, { type Request, type Response, type Router } from 'express';
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { GraphQLSchema } from 'graphql';
 import type { Services } from '../src/context.js';
 import type { Surface } from '../src/server.js';
@@ -26,21 +26,20 @@ export const ALL_ROUTES: RestRoute[] = [...ROUTES, ...PULL_ROUTES, ...WEBHOOK_RO
 export const restSurface: Surface = (services, schema) => {
   const router = createRestRouter(services, schema);
   return [
-    ['/', openApiRouter(openApiDocument(schema, ALL_ROUTES))],
+    ['/openapi.json', openApiHandler(openApiDocument(schema, ALL_ROUTES))],
     ['/api', router],
     ['/', router],
   ];
 };
 
 /** `GET /openapi.json`: the description of this facade, generated from the same routes it serves. */
-function openApiRouter(document: Record<string, unknown>): Router {
-  const router = express.Router();
+function openApiHandler(document: Record<string, unknown>): RequestHandler {
   const json = stableJson(document);
-  router.get('/openapi.json', (_req, res) => {
+  return (req, res, next) => {
+    if (req.path !== '/') return next(); // below /openapi.json/: not this document
+    if (req.method !== 'GET' && req.method !== 'HEAD') return sendMethodNotAllowed(res, req.method, ['GET', 'HEAD']);
     res.type('application/json').send(json);
-  });
-  router.all('/openapi.json', (req, res) => sendMethodNotAllowed(res, req.method, ['GET', 'HEAD']));
-  return router;
+  };
 }
 
 /**

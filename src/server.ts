@@ -17,7 +17,7 @@ import { maintenanceJobs, maintenanceScheduler } from './git/maintenance.js';
 import { reconcileAll } from './git/reconcile.js';
 import { RefTransactions } from './git/ref-transaction.js';
 import { RepositoryLocks } from './git/repository-lock.js';
-import { createGitRouter } from './git/smart-http.js';
+import { createGitHandler } from './git/smart-http.js';
 import { GitStorage } from './git/storage.js';
 import { startApollo } from './graphql/apollo.js';
 import type { GraphQLSchema } from 'graphql';
@@ -165,7 +165,7 @@ export async function startService(
       apollo,
       metrics,
       ready,
-      protocols: [['/', createGitRouter(services, hosting, metrics)]],
+      protocols: [['/', createGitHandler(services, hosting, metrics)]],
       mounts: surface(services, schema),
     });
 

@@ -1,4 +1,4 @@
-import express, { type Request, type Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { gitAccess, tokenFrom } from './git-auth.js';
 import type { GitHttp } from './git-http.js';
 import type { FetchClient, GitHosting } from './hosting.js';
@@ -45,9 +45,8 @@ interface GitRequest {
  * `POST git-receive-pack`. The protocol itself is the git binary's; this
  * only authenticates, finds the repository and streams.
  */
-export function createGitRouter(services: GitHttp, hosting: GitHosting, metrics: Metrics): express.Router {
-  const router = express.Router();
-  router.use((req, res, next) => {
+export function createGitHandler(services: GitHttp, hosting: GitHosting, metrics: Metrics): RequestHandler {
+  return (req, res, next) => {
     const match = GIT_PATH.exec(req.path);
     if (!match) return next();
     handle(services, hosting, metrics, req, res, match).catch((error: unknown) => {
@@ -55,8 +54,7 @@ export function createGitRouter(services: GitHttp, hosting: GitHosting, metrics:
       if (!res.headersSent) sendGitAnswer(res, new DomainError('INTERNAL', 'Internal error.'));
       else res.destroy();
     });
-  });
-  return router;
+  };
 }
 
 async function handle(

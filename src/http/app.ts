@@ -3,7 +3,7 @@ import type { ApolloServer } from '@apollo/server';
 import { tokenLimit } from '../graphql/token-limit.js';
 import { ASSETS_PATH } from '../graphql/graphiql/assets.js';
 import { graphiqlAssets, graphiqlPage } from '../graphql/graphiql/serve.js';
-import express, { type Express, type Response, type Router } from 'express';
+import express, { type Express, type RequestHandler, type Response } from 'express';
 import type { Logger } from '../logger.js';
 import { requireToken, type Authenticate } from './authenticate.js';
 import { MAX_BODY_BYTES } from './body-limit.js';
@@ -15,8 +15,12 @@ import { rateLimited, viewerOf } from './rate-limit-headers.js';
 import { requestTracking } from './request-context.js';
 import { transportErrorHandler } from './transport-errors.js';
 
-/** A router and where it is mounted. */
-export type Mount = [path: string, router: Router];
+/**
+ * A handler mounted at a path: a Router, or a plain middleware for a surface that only looks at its own
+ * requests. A Router that matches nothing hands the request on through `setImmediate`, so a plain
+ * middleware is what a surface mounted at `/` in front of the REST routes should be.
+ */
+export type Mount = [path: string, handler: RequestHandler];
 
 export interface AppParts<C extends object> {
   log: Logger;
@@ -76,7 +80,7 @@ export function createApp<C extends object>({
     sendRestError(res, new DomainError('NOT_FOUND', `no asset ${req.path} in the GraphQL IDE`));
   });
 
-  for (const [path, router] of protocols) app.use(path, router);
+  for (const [path, handler] of protocols) app.use(path, handler);
   app.use(
     '/graphql',
     requireToken(authenticate, sendGraphQLError),
@@ -87,7 +91,7 @@ export function createApp<C extends object>({
     expressMiddleware(apollo, { context: async ({ res }) => context(res) }),
   );
 
-  for (const [path, router] of mounts) app.use(path, router);
+  for (const [path, handler] of mounts) app.use(path, handler);
   app.use(transportErrorHandler(log));
   return app;
 }
