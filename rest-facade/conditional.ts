@@ -26,7 +26,12 @@ export function sendJson(req: Request, res: Response, status: number, value: unk
       return;
     }
   }
-  res.status(status).type('application/json').send(body);
+  // Straight to Node's response: Express's send() would parse and rebuild the content type and judge
+  // freshness again, work this answer has already done. Node drops the body of a HEAD answer itself.
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
 }
 
 /** RFC 9110 §13.1.2: `*`, or any listed tag equal to ours under weak comparison (the `W/` prefix ignored). */
