@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 const TOKEN_PREFIX = 'cairn_pat_';
 
@@ -12,7 +12,7 @@ export function generateToken(): string {
  * stored value useless to a reader of the database (no password-style KDF).
  */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
+  return hash('sha256', token, 'hex'); // one-shot: every request hashes its token, no Hash object each time
 }
 
 /** Cheap shape check before any query: printable ASCII, sane length. */

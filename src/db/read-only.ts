@@ -5,11 +5,12 @@ import type { EntityClass, EntityData, EntityDictionary, EntityManager } from '@
  * they load needs neither the identity map nor a snapshot for change tracking. Registering a
  * repository and its owner there cost about 45 µs of a ~300 µs read.
  */
-const readOnly = new WeakSet<EntityManager>();
+const READ_ONLY = Symbol('read-only');
+type Marked = EntityManager & { [READ_ONLY]?: true };
 
-/** Marks the entity manager of a request that only reads. */
+/** Marks the entity manager of a request that only reads (a property: a WeakSet entry per request cost more). */
 export function markReadOnly(em: EntityManager): void {
-  readOnly.add(em);
+  (em as Marked)[READ_ONLY] = true;
 }
 
 /**
@@ -20,7 +21,7 @@ export function markReadOnly(em: EntityManager): void {
  * caller sets them to the related entity.
  */
 export function mapRow<T extends object>(em: EntityManager, entity: EntityClass<T>, row: Record<string, unknown>): T {
-  if (!readOnly.has(em) || em.isInTransaction()) return em.map(entity, row as EntityDictionary<T>);
+  if (!(em as Marked)[READ_ONLY] || em.isInTransaction()) return em.map(entity, row as EntityDictionary<T>);
   const meta = em.getMetadata().get(entity);
   const data = em.getDriver().mapResult(row as EntityData<T>, meta) as Record<string, unknown>;
   for (const prop of meta.props) {

@@ -12,7 +12,7 @@ import { cloneUrl } from '../events/payloads.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
 import { looksLikeId } from '../ids.js';
 import type { Principal, Scope } from '../principal.js';
-import { countColumnsSql, keepCounts, takeCounts } from './loaded-counts.js';
+import { countColumnsSql, isCountColumn, keepCounts } from './loaded-counts.js';
 import { checkBranchName, checkDescription, checkRepositoryName } from './names.js';
 import { createCounters } from './numbering.js';
 import type { CreateRepositoryInput, UpdateRepositoryInput } from './repository.inputs.js';
@@ -56,13 +56,13 @@ async function loadRepository(em: EntityManager, condition: string, params: unkn
        from repositories r join users u on u.id = r.owner_id where ${condition}`,
     params,
   );
-  if (!rows[0]) return null;
-  const { owner_row: ownerRow, ...repositoryRow } = rows[0];
-  const counts = takeCounts(repositoryRow);
-  const owner = mapRow(em, User, ownerRow);
+  const row = rows[0];
+  if (!row) return null;
+  const repositoryRow: Record<string, unknown> = {};
+  for (const column in row) if (column !== 'owner_row' && !isCountColumn(column)) repositoryRow[column] = row[column];
   const repo = mapRow(em, Repository, repositoryRow);
-  repo.owner = owner;
-  keepCounts(repo, counts);
+  repo.owner = mapRow(em, User, row.owner_row);
+  keepCounts(repo, row);
   return repo;
 }
 
