@@ -1,7 +1,14 @@
 import type { PostgresJobRepository } from '@agendajs/postgres-backend';
 import { Agenda } from 'agenda';
+import { Settings as LuxonSettings } from 'luxon';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
+
+// Agenda computes each repeating job's next run with luxon (the same copy: package.json pins the
+// version Agenda uses). With no locale set, luxon asks ICU for the system's default locale, which maps
+// ~6 MB of locale data into the process for a value nothing reads: no date of ours is formatted by
+// luxon. A fixed locale skips the question.
+LuxonSettings.defaultLocale = 'en-US';
 
 /** A capability's background jobs: it defines them on the shared Agenda before it starts. */
 export type JobDefinitions = (agenda: Agenda) => void | Promise<void>;
