@@ -30,6 +30,7 @@ import { PullRequests } from './pulls/pull-requests.js';
 import { RateLimiter } from './ratelimit/rate-limiter.js';
 import { chargeOperations, RateLimits } from './ratelimit/rate-limits.js';
 import { startAgenda } from './jobs/agenda.js';
+import { compactWhenIdle } from './memory/idle-compaction.js';
 import type { Logger } from './logger.js';
 import { Repository } from './repositories/repository.entity.js';
 import { Repositories } from './repositories/repository.service.js';
@@ -183,6 +184,8 @@ export async function startService(
     });
     const address = server.address();
     log.info({ port: typeof address === 'object' && address ? address.port : config.port, baseUrl: config.baseUrl }, 'Cairn is listening');
+    const compaction = compactWhenIdle(log);
+    cleanups.push(['idle compaction', async () => compaction.stop()]);
 
     let closing: Promise<void> | null = null;
     const close = () =>
