@@ -45,7 +45,7 @@ export function compactWhenIdle(log: Logger): { stop: () => void } {
     gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
     compactedAt = getHeapStatistics().total_heap_size;
     last = performance.eventLoopUtilization(); // the pause is ours, not load
-    log.debug(
+    log.info(
       { ms: Math.round(performance.now() - started), rssBeforeMb: mb(rssBefore), rssAfterMb: mb(process.memoryUsage.rss()) },
       'memory given back while idle',
     );

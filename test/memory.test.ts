@@ -1,0 +1,59 @@
+import fs from 'node:fs/promises';
+import autocannon from 'autocannon';
+import { adminClient } from './support/client.js';
+import { eventually } from './support/receiver.js';
+import { CairnServer } from './support/server.js';
+
+/**
+ * The service gives memory back once it goes quiet: after start-up, and after a load that grew its
+ * heap. Measured from outside, as an operator would: the process's resident memory in /proc, and
+ * the log line each compaction writes.
+ */
+
+let server: CairnServer;
+
+beforeAll(async () => {
+  server = await CairnServer.start();
+}, 60_000);
+afterAll(async () => {
+  await server?.destroy();
+});
+
+const GIVEN_BACK = 'memory given back while idle';
+
+function compactions(): Array<{ ms: number; rssBeforeMb: number; rssAfterMb: number }> {
+  return server.logs().filter((line) => line.msg === GIVEN_BACK) as never;
+}
+
+async function rssMb(): Promise<number> {
+  const status = await fs.readFile(`/proc/${server.process!.pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+}
+
+test('start-up garbage goes back once the service is quiet, and so does what a load grew', async () => {
+  await eventually(async () => compactions().length >= 1, 15_000, 'the compaction after start-up');
+  expect(compactions()).toHaveLength(1);
+  const [first] = compactions();
+  expect(first!.rssAfterMb).toBeLessThan(first!.rssBeforeMb);
+
+  const admin = adminClient(server);
+  const repo = (await admin.post('/repos', { name: 'memory', auto_init: true })).body as { id: string };
+  const load = await autocannon({
+    url: `${server.url}/repos/${repo.id}`,
+    headers: { authorization: `Bearer ${server.adminToken}` },
+    connections: 16,
+    duration: 3,
+  });
+  expect(load.non2xx).toBe(0);
+  const loaded = await rssMb();
+
+  await eventually(async () => compactions().length >= 2, 15_000, 'the compaction after the load');
+  expect(compactions()).toHaveLength(2);
+  const settled = await rssMb();
+  expect(settled).toBeLessThan(loaded - 5);
+  // Nothing to give back: a quiet service does not collect again and again.
+  await new Promise((resolve) => setTimeout(resolve, 4_000));
+  expect(compactions()).toHaveLength(2);
+  // And it still answers.
+  expect((await admin.get(`/repos/${repo.id}`)).status).toBe(200);
+}, 60_000);
