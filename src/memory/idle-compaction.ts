@@ -19,8 +19,8 @@ type Gc = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' })
  * old-generation pages half full of start-up garbage — for as long as the process lives; its ordinary
  * collections free objects but not pages. A memory-reducing collection (the one V8 runs before it
  * declares the heap out of memory) compacts the heap and releases them: about 20 MB of ~140 MB after
- * start-up, for a pause of some tens of milliseconds, taken only when no request has been in flight
- * for two seconds.
+ * start-up, for a pause of about 100 ms, taken only once the event loop has been nearly idle (under
+ * 2% busy) for two seconds, and not again until the heap has grown by WORTH_BYTES.
  *
  * `gc` is reached the way jest's leak detector reaches it: `--expose-gc` set at run time and the
  * function taken from a fresh context, so the service's own global has no `gc` for code to call.
