@@ -12,12 +12,16 @@ import pg from 'pg';
 const up = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const ROOT = path.basename(up) === 'dist' ? path.dirname(up) : up;
 const MAIN = path.join(ROOT, 'dist/rest-facade/main.js');
+const START_SCRIPT = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start as string;
 /** The node flags `npm start` gives the service (package.json), so tests and benchmarks run it alike. */
-const START_FLAGS: string[] = (
-  /\bnode (.*?)dist\//.exec(JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start as string)?.[1] ?? ''
-)
-  .split(/\s+/)
-  .filter(Boolean);
+const START_FLAGS: string[] = (/\bnode (.*?)dist\//.exec(START_SCRIPT)?.[1] ?? '').split(/\s+/).filter(Boolean);
+/** ...and the environment it sets (`exec env NAME=value … node …`). */
+const START_ENV: Record<string, string> = Object.fromEntries(
+  (/\benv ((?:\w+=\S*\s+)+)node\b/.exec(START_SCRIPT)?.[1] ?? '')
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((assignment) => [assignment.slice(0, assignment.indexOf('=')), assignment.slice(assignment.indexOf('=') + 1)]),
+);
 
 export interface StartOptions {
   /** Run on the service's own embedded PostgreSQL in its data dir, instead of a database of the shared test cluster. */
@@ -84,6 +88,7 @@ export class CairnServer {
     const child = spawn(process.execPath, [...sourceMaps, ...START_FLAGS, MAIN], {
       cwd: ROOT,
       env: {
+        ...START_ENV,
         PATH: process.env.PATH,
         HOME: process.env.HOME,
         PORT: String(this.port),
