@@ -42,12 +42,12 @@ test('start-up garbage goes back once the service is quiet, and so does what a l
     url: `${server.url}/repos/${repo.id}`,
     headers: { authorization: `Bearer ${server.adminToken}` },
     connections: 16,
-    duration: 3,
+    duration: 4,
   });
   expect(load.non2xx).toBe(0);
   const loaded = await rssMb();
 
-  await eventually(async () => compactions().length >= 2, 15_000, 'the compaction after the load');
+  await eventually(async () => compactions().length >= 2, 20_000, 'the compaction after the load');
   expect(compactions()).toHaveLength(2);
   const settled = await rssMb();
   expect(settled).toBeLessThan(loaded - 5);

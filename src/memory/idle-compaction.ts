@@ -31,19 +31,22 @@ export function compactWhenIdle(log: Logger): { stop: () => void } {
   let last = performance.eventLoopUtilization();
   let quiet = 0;
   let compactedAt = 0; // committed heap right after the last compaction; 0: start-up's garbage is still there
+  // The largest committed heap seen since then: by the time the process is quiet, V8 may have shrunk
+  // the heap itself while the pages it grew into stay resident.
+  let peak = 0;
 
   const timer = setInterval(() => {
     const now = performance.eventLoopUtilization();
     const utilization = performance.eventLoopUtilization(now, last).utilization;
     last = now;
+    peak = Math.max(peak, getHeapStatistics().total_heap_size);
     quiet = utilization < QUIET_UTILIZATION ? quiet + 1 : 0;
     if (quiet < QUIET_CHECKS) return;
-    const heap = getHeapStatistics().total_heap_size;
-    if (compactedAt && heap < compactedAt + WORTH_BYTES) return;
+    if (compactedAt && peak < compactedAt + WORTH_BYTES) return;
     const rssBefore = process.memoryUsage.rss();
     const started = performance.now();
     gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
-    compactedAt = getHeapStatistics().total_heap_size;
+    compactedAt = peak = getHeapStatistics().total_heap_size;
     last = performance.eventLoopUtilization(); // the pause is ours, not load
     log.info(
       { ms: Math.round(performance.now() - started), rssBeforeMb: mb(rssBefore), rssAfterMb: mb(process.memoryUsage.rss()) },
