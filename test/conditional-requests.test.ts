@@ -45,6 +45,22 @@ describe('ETag and If-None-Match', () => {
     expect(etagOf(after)).not.toBe(before);
   });
 
+  test('HEAD answers like GET without the body: same status, tag, type and length; a matching tag is 304', async () => {
+    const repo = (await admin.post('/repos', { name: 'headed' })).body.id;
+    const get = await admin.get(`/repos/${repo}`);
+    const head = await fetch(`${server.url}/repos/${repo}`, { method: 'HEAD', headers: { authorization: `Bearer ${server.adminToken}` } });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+    expect(head.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(get.text)));
+    expect(etagOf(head)).toBe(etagOf(get));
+    const unchanged = await fetch(`${server.url}/repos/${repo}`, {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${server.adminToken}`, 'if-none-match': etagOf(get)! },
+    });
+    expect(unchanged.status).toBe(304);
+  });
+
   test('a list changes its tag when an item is added; a count change changes the record', async () => {
     const repo = (await admin.post('/repos', { name: 'listed' })).body.id;
     const list = await admin.get(`/repos/${repo}/issues`);
