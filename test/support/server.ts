@@ -46,6 +46,9 @@ export class CairnServer {
   process?: ChildProcess;
   output = '';
   readonly adminToken: string;
+  /** How many log lines of each message the process has written in its life (`output` keeps only the tail). */
+  private readonly messageCounts = new Map<string, number>();
+  private partialLine = '';
 
   private constructor(
     readonly port: number,
@@ -126,22 +129,28 @@ export class CairnServer {
   }
 
   private append(chunk: Buffer): void {
-    this.output += chunk.toString();
+    const text = chunk.toString();
+    this.output += text;
     if (this.output.length > 2_000_000) this.output = this.output.slice(-1_000_000);
+    const lines = (this.partialLine + text).split('\n');
+    this.partialLine = lines.pop()!;
+    for (const line of lines) {
+      const msg = parseLine(line).msg;
+      if (typeof msg === 'string') this.messageCounts.set(msg, (this.messageCounts.get(msg) ?? 0) + 1);
+    }
   }
 
-  /** Parsed JSON log lines so far. */
+  /** How many lines with this `msg` the process has logged so far, however much output came since. */
+  logCount(msg: string): number {
+    return this.messageCounts.get(msg) ?? 0;
+  }
+
+  /** Parsed JSON log lines of the output's tail (the last megabyte or more). */
   logs(): Array<Record<string, unknown>> {
     return this.output
       .split('\n')
       .filter((line) => line.startsWith('{'))
-      .map((line) => {
-        try {
-          return JSON.parse(line) as Record<string, unknown>;
-        } catch {
-          return {};
-        }
-      });
+      .map(parseLine);
   }
 
   /** SIGTERM and wait for the exit; returns the exit code. */
@@ -181,6 +190,15 @@ export class CairnServer {
     await this.stop();
     await fs.rm(this.dataDir, { recursive: true, force: true }).catch(() => undefined);
     if (this.databaseUrl && !keepDatabase) await dropTestDatabase(this.databaseUrl).catch(() => undefined);
+  }
+}
+
+function parseLine(line: string): Record<string, unknown> {
+  if (!line.startsWith('{')) return {};
+  try {
+    return JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return {};
   }
 }
 
