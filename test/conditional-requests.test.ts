@@ -59,6 +59,15 @@ describe('ETag and If-None-Match', () => {
       headers: { authorization: `Bearer ${server.adminToken}`, 'if-none-match': etagOf(get)! },
     });
     expect(unchanged.status).toBe(304);
+    // A list too.
+    const list = await admin.get(`/repos/${repo}/issues`);
+    const listHead = await fetch(`${server.url}/repos/${repo}/issues`, {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${server.adminToken}` },
+    });
+    expect(listHead.status).toBe(200);
+    expect(await listHead.text()).toBe('');
+    expect(etagOf(listHead)).toBe(etagOf(list));
   });
 
   test('a list changes its tag when an item is added; a count change changes the record', async () => {
