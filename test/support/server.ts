@@ -48,7 +48,6 @@ export class CairnServer {
   readonly adminToken: string;
   /** How many log lines of each message the process has written in its life (`output` keeps only the tail). */
   private readonly messageCounts = new Map<string, number>();
-  private partialLine = '';
 
   private constructor(
     readonly port: number,
@@ -111,8 +110,17 @@ export class CairnServer {
       detached: this.detached,
     });
     this.process = child;
-    child.stdout?.on('data', (chunk: Buffer) => this.append(chunk));
-    child.stderr!.on('data', (chunk: Buffer) => this.append(chunk));
+    // Lines are split per stream: a chunk of one may arrive in the middle of a line of the other.
+    for (const stream of [child.stdout, child.stderr]) {
+      let partialLine = '';
+      stream?.on('data', (chunk: Buffer) => {
+        const text = chunk.toString();
+        this.append(text);
+        const lines = (partialLine + text).split('\n');
+        partialLine = lines.pop()!;
+        for (const line of lines) this.countMessage(line);
+      });
+    }
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
       if (child.exitCode !== null) throw new Error(`Cairn exited with ${child.exitCode} during start-up:\n${this.output}`);
@@ -128,16 +136,14 @@ export class CairnServer {
     throw new Error(`Cairn did not become ready within 60 s:\n${this.output}`);
   }
 
-  private append(chunk: Buffer): void {
-    const text = chunk.toString();
+  private append(text: string): void {
     this.output += text;
     if (this.output.length > 2_000_000) this.output = this.output.slice(-1_000_000);
-    const lines = (this.partialLine + text).split('\n');
-    this.partialLine = lines.pop()!;
-    for (const line of lines) {
-      const msg = parseLine(line).msg;
-      if (typeof msg === 'string') this.messageCounts.set(msg, (this.messageCounts.get(msg) ?? 0) + 1);
-    }
+  }
+
+  private countMessage(line: string): void {
+    const msg = parseLine(line).msg;
+    if (typeof msg === 'string') this.messageCounts.set(msg, (this.messageCounts.get(msg) ?? 0) + 1);
   }
 
   /** How many lines with this `msg` the process has logged so far, however much output came since. */
