@@ -25,6 +25,8 @@ export interface Config {
   rateLimits: RateLimitSettings;
   /** How long a git client may send or read slower than 1 KiB/s, while the server waits on it, before it is cut off. */
   gitPaceWindowMs: number;
+  /** What one git process the service starts may take (git-bounds.ts). */
+  gitBounds: GitBoundSettings;
   logLevel: LogLevel;
 }
 
@@ -36,6 +38,16 @@ export interface RateLimitSettings {
   createsPerMinute: number;
   /** Anonymous git fetch requests per client address per hour (CAIRN_RATE_LIMIT_GIT_ANONYMOUS). */
   anonymousFetchesPerHour: number;
+}
+
+/** The bounds of the git processes the service starts. */
+export interface GitBoundSettings {
+  /** Longest a git command may run (CAIRN_GIT_TIMEOUT); long work (maintenance, a fetch's CPU time) gets ten times this. */
+  timeoutMs: number;
+  /** Memory one git process may use (CAIRN_GIT_MEMORY_LIMIT). */
+  memoryBytes: number;
+  /** Longest a push may hold its repository, from taking its lock to letting it go (CAIRN_GIT_PUSH_TIMEOUT). */
+  pushTimeoutMs: number;
 }
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -182,6 +194,17 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('CAIRN_GIT_PACE_WINDOW', 'must be at least 1s (the pace of clients is sampled every second)');
   }
 
+  const memoryRaw = read('CAIRN_GIT_MEMORY_LIMIT') ?? '1g';
+  const gitMemoryBytes = parseSize(memoryRaw);
+  if (gitMemoryBytes === undefined || gitMemoryBytes < 64 * 1024 ** 2) {
+    throw new ConfigError('CAIRN_GIT_MEMORY_LIMIT', `"${memoryRaw}" is not a size of at least 64m (e.g. 1g, 512m)`);
+  }
+  const gitBounds: GitBoundSettings = {
+    timeoutMs: duration('CAIRN_GIT_TIMEOUT', '60s'),
+    memoryBytes: gitMemoryBytes,
+    pushTimeoutMs: duration('CAIRN_GIT_PUSH_TIMEOUT', '10m'),
+  };
+
   const logLevel = (read('LOG_LEVEL') ?? 'info').toLowerCase() as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `"${logLevel}" is not one of ${LOG_LEVELS.join(', ')}`);
@@ -205,6 +228,7 @@ export function loadConfig(env: Env = process.env): Config {
     gitMaxPushSize,
     rateLimits,
     gitPaceWindowMs,
+    gitBounds,
     logLevel,
   };
 }

@@ -12,6 +12,7 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-post
 import { closeFastReads } from './db/fast-read.js';
 import { openDatabase } from './db/orm.js';
 import { EventRecorder } from './events/event-recorder.js';
+import { configureGitBounds } from './git/git-bounds.js';
 import { GitHosting } from './git/hosting.js';
 import { maintenanceJobs, maintenanceScheduler } from './git/maintenance.js';
 import { reconcileAll } from './git/reconcile.js';
@@ -86,6 +87,7 @@ export async function startService(
       clearTimeout(timer);
     }
   };
+  configureGitBounds(config.gitBounds);
   try {
     let embedded: EmbeddedDatabase | null = null;
     if (!config.databaseUrl) {

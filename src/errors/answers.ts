@@ -40,6 +40,12 @@ export const ANSWERS: Record<ErrorCode, Answer> = {
   INTERNAL: { graphql: 'INTERNAL', status: 500, rest: 'internal', git: OWN },
   /** The resource is held by other work for longer than the request may wait. */
   BUSY: { graphql: 'BUSY', status: 503, rest: 'busy', git: OWN },
+  /**
+   * git needed more time or memory than one of its processes may take (CAIRN_GIT_TIMEOUT,
+   * CAIRN_GIT_MEMORY_LIMIT) for what was asked of this repository: asking again the same way meets
+   * the same bound, so it is not a 5xx to retry.
+   */
+  GIT_LIMIT_EXCEEDED: { graphql: 'GIT_LIMIT_EXCEEDED', status: 422, rest: 'git_limit_exceeded', git: OWN },
   /** Git's dumb HTTP protocol, or a service other than upload-pack and receive-pack, asked for. */
   SMART_HTTP_ONLY: { graphql: 'SMART_HTTP_ONLY', status: 403, rest: 'smart_http_only', git: OWN },
 };

@@ -21,6 +21,7 @@ export type ErrorCode =
   | 'RATE_LIMITED'
   | 'INTERNAL'
   | 'BUSY'
+  | 'GIT_LIMIT_EXCEEDED'
   | 'SMART_HTTP_ONLY';
 
 /** One invalid input field: its name (as the API spells it in camelCase), a code and a sentence. */

@@ -1,3 +1,5 @@
+import { BOUNDED_GIT_SETTINGS } from './git-bounds.js';
+
 /**
  * The environment of every git the service starts: through the launcher (git-launcher-host.ts), the
  * wire protocol's own processes (transport.ts), and so the hooks receive-pack runs.
@@ -9,7 +11,8 @@
  * - `GIT_TERMINAL_PROMPT=0`: git never waits for a terminal.
  * - The settings receive-pack offers clients (push options, signed pushes, see hooks.ts), set once at
  *   start-up: git reads them as if given with `-c` (`GIT_CONFIG_COUNT`), so the advertisement
- *   (`info/refs`) and the push that follows it offer the same capabilities.
+ *   (`info/refs`) and the push that follows it offer the same capabilities; and the settings that keep
+ *   git within its memory bound (git-bounds.ts).
  */
 const FIXED = { GIT_NO_REPLACE_OBJECTS: '1', GIT_TERMINAL_PROMPT: '0' } as const;
 
@@ -23,16 +26,10 @@ export const environmentWithoutSecrets: Record<string, string> = Object.fromEntr
   ),
 );
 
-let configured: Record<string, string> = {};
-
-export function serverGitEnvironment(): Record<string, string> {
-  return { ...configured, ...FIXED };
-}
-
-/** Sets the git settings (name → value) and environment variables of every git started from now on. */
-export function configureServerGit(settings: Record<string, string>, env: Record<string, string>): void {
+/** As `git -c name=value` for each setting, through the environment (`GIT_CONFIG_COUNT`). */
+function settingsEnvironment(settings: Record<string, string>, env: Record<string, string>): Record<string, string> {
   const entries = Object.entries(settings);
-  configured = {
+  return {
     ...env,
     GIT_CONFIG_COUNT: String(entries.length),
     ...Object.fromEntries(
@@ -42,4 +39,15 @@ export function configureServerGit(settings: Record<string, string>, env: Record
       ]),
     ),
   };
+}
+
+let configured = settingsEnvironment(BOUNDED_GIT_SETTINGS, {});
+
+export function serverGitEnvironment(): Record<string, string> {
+  return { ...configured, ...FIXED };
+}
+
+/** Sets the git settings (name → value) and environment variables of every git started from now on, beside the bounds' own. */
+export function configureServerGit(settings: Record<string, string>, env: Record<string, string>): void {
+  configured = settingsEnvironment({ ...BOUNDED_GIT_SETTINGS, ...settings }, env);
 }

@@ -1,6 +1,10 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { gitBounds } from './git-bounds.js';
 import { environmentWithoutSecrets, serverGitEnvironment } from './git-environment.js';
+
+/** The bound a command was stopped at: its deadline or its memory (git-bounds.ts). */
+export type ExceededBound = 'deadline' | 'memory';
 
 interface LaunchedGit {
   code: number | null;
@@ -8,6 +12,8 @@ interface LaunchedGit {
   stderr: string;
   /** Output went past `maxOutputBytes`: git was stopped, `stdout` holds the first bytes. */
   truncated: boolean;
+  /** git was killed at one of its bounds (what it wrote before is in `stdout`). */
+  exceeded: ExceededBound | null;
 }
 
 interface LaunchOptions {
@@ -15,6 +21,8 @@ interface LaunchOptions {
   input?: string | Buffer;
   env?: NodeJS.ProcessEnv;
   maxOutputBytes: number;
+  /** The command's deadline; the configured CAIRN_GIT_TIMEOUT unless the work is known to be long. */
+  timeoutMs?: number;
 }
 
 const LAUNCHER = fileURLToPath(new URL('./git-launcher.js', import.meta.url));
@@ -45,7 +53,9 @@ class GitLauncher {
       this.pending.set(id, { resolve, reject });
       const { cwd, input, maxOutputBytes } = options;
       const env = { ...options.env, ...serverGitEnvironment() }; // last: no caller can turn replace objects back on
-      child.send({ id, args, cwd, input, env, maxOutputBytes }, (error) => {
+      const { timeoutMs, memoryBytes } = gitBounds();
+      const bounds = { timeoutMs: options.timeoutMs ?? timeoutMs, memoryBytes };
+      child.send({ id, args, cwd, input, env, maxOutputBytes, ...bounds }, (error) => {
         if (error) this.settle(id)?.reject(error);
       });
     });
@@ -66,11 +76,11 @@ class GitLauncher {
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       execArgv: [],
     });
-    child.on('message', (answer: { id: number; code: number | null; stdout: Uint8Array; stderr: string; truncated: boolean }) => {
+    child.on('message', (answer: Omit<LaunchedGit, 'stdout'> & { id: number; stdout: Uint8Array }) => {
       const waiting = this.settle(answer.id);
       if (!waiting) return;
       const stdout = Buffer.from(answer.stdout.buffer, answer.stdout.byteOffset, answer.stdout.byteLength);
-      waiting.resolve({ code: answer.code, stdout, stderr: answer.stderr, truncated: answer.truncated });
+      waiting.resolve({ code: answer.code, stdout, stderr: answer.stderr, truncated: answer.truncated, exceeded: answer.exceeded });
     });
     child.on('exit', () => {
       if (this.child === child) this.child = null;

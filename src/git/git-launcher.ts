@@ -1,12 +1,15 @@
 import { spawn } from 'node:child_process';
+import { killTree, ProcessWatch } from './process-watch.js';
 
 /**
  * The helper process that starts git commands for the service (see
- * git-launcher-host.ts). It receives `{id, args, cwd, input, env, maxOutputBytes}`
- * over IPC, runs git (never a shell) and answers `{id, code, stdout, stderr,
- * truncated}`: past `maxOutputBytes` of output git is stopped and the first
- * bytes are answered. It ends with the service: when the IPC channel closes,
- * it exits.
+ * git-launcher-host.ts). It receives `{id, args, cwd, input, env, maxOutputBytes,
+ * timeoutMs, memoryBytes}` over IPC, runs git (never a shell) and answers `{id,
+ * code, stdout, stderr, truncated, exceeded}`: past `maxOutputBytes` of output git
+ * is stopped and the first bytes are answered; past `timeoutMs`, or past
+ * `memoryBytes` of resident memory (process-watch.ts), git and every process it
+ * started are killed and `exceeded` says which bound it was. It ends with the
+ * service: when the IPC channel closes, it exits.
  */
 interface Request {
   id: number;
@@ -15,10 +18,16 @@ interface Request {
   input?: Uint8Array | string;
   env?: Record<string, string | undefined>;
   maxOutputBytes: number;
+  timeoutMs: number;
+  memoryBytes: number;
 }
 
 /** stderr kept per command: enough to say what went wrong. */
 const MAX_STDERR_BYTES = 64 * 1024;
+
+const watch = new ProcessWatch();
+/** Commands running now, stopped when the service goes away: nothing would bound them any more. */
+const running = new Set<number>();
 
 process.on('message', (request: Request) => {
   const child = spawn('git', request.args, {
@@ -31,6 +40,16 @@ process.on('message', (request: Request) => {
   let size = 0;
   let errSize = 0;
   let truncated = false;
+  let exceeded: 'deadline' | 'memory' | null = null;
+  const leader = child.pid;
+  const deadline = setTimeout(() => {
+    exceeded ??= 'deadline';
+    if (leader) void killTree(leader);
+  }, request.timeoutMs);
+  if (leader) {
+    running.add(leader);
+    watch.watch(leader, request.memoryBytes, () => (exceeded ??= 'memory'));
+  }
   child.stdout.on('data', (chunk: Buffer) => {
     if (truncated) return;
     const room = request.maxOutputBytes - size;
@@ -49,11 +68,16 @@ process.on('message', (request: Request) => {
   const answer = (code: number | null, stderr: string) => {
     if (answered) return;
     answered = true;
-    process.send?.({ id: request.id, code, stdout: Buffer.concat(out), stderr, truncated });
+    running.delete(leader ?? -1);
+    clearTimeout(deadline);
+    if (leader) watch.forget(leader);
+    process.send?.({ id: request.id, code, stdout: Buffer.concat(out), stderr, truncated, exceeded });
   };
   child.on('error', (error) => answer(null, String(error)));
   child.on('close', (code) => answer(code, Buffer.concat(err).toString('utf8')));
   child.stdin.on('error', () => undefined); // git may exit before reading all input
   child.stdin.end(request.input ?? '');
 });
-process.on('disconnect', () => process.exit(0));
+process.on('disconnect', () => {
+  void Promise.all([...running].map(killTree)).finally(() => process.exit(0));
+});

@@ -4,6 +4,7 @@ import type { GitStorage } from './storage.js';
 import type { JobDefinitions } from '../jobs/agenda.js';
 import type { Logger } from '../logger.js';
 import type { RepositoryLocks } from './repository-lock.js';
+import { gitBounds, LONG_WORK_FACTOR } from './git-bounds.js';
 import { runGit } from './run-git.js';
 
 const MAINTENANCE_JOB = 'git-maintenance';
@@ -39,10 +40,11 @@ async function maintainRepository(services: MaintenanceDeps, locks: RepositoryLo
   const lock = await locks.acquire('maintenance', repositoryId, { waitMs: 0 });
   if (!lock) return; // another process is maintaining it right now
   const started = performance.now();
+  const long = { cwd: dir, timeoutMs: gitBounds().timeoutMs * LONG_WORK_FACTOR }; // repacking a large repository takes a while
   try {
-    await runGit(['-c', 'gc.autoDetach=false', 'gc', '--auto', '--quiet'], { cwd: dir });
-    await runGit(['repack', '-d', '--geometric=2', '--write-midx', '--write-bitmap-index', '--quiet'], { cwd: dir });
-    await runGit(['commit-graph', 'write', '--reachable', '--split', '--changed-paths'], { cwd: dir });
+    await runGit(['-c', 'gc.autoDetach=false', 'gc', '--auto', '--quiet'], long);
+    await runGit(['repack', '-d', '--geometric=2', '--write-midx', '--write-bitmap-index', '--quiet'], long);
+    await runGit(['commit-graph', 'write', '--reachable', '--split', '--changed-paths'], long);
     services.log.info({ repositoryId, ms: Math.round(performance.now() - started) }, 'repository maintained');
   } finally {
     await lock.release();

@@ -34,18 +34,19 @@ export class ByteLimit extends Transform {
   }
 }
 
-/**
- * The cut-off for a request body that arrives too slowly. Its reader stops and discards what still
- * comes; the connection closes once the answer is out (said in the answer when it has not started).
- */
-export function tooSlow(req: IncomingMessage, res: ServerResponse, pace: ClientPace): DomainError {
+/** The cut-off for a request body that arrives too slowly: its reader stops and discards what still comes (closeAfterAnswer). */
+export function tooSlow(pace: ClientPace): DomainError {
+  return new DomainError('REQUEST_TIMEOUT', `The request arrived too slowly (under ${pace.floor}) and was cut off; try again.`);
+}
+
+/** The connection of a request cut off closes once it is answered: the rest of its body is never read. */
+export function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
   if (!res.headersSent) {
     res.setHeader('Connection', 'close'); // Node closes the connection after the answer
   } else {
     const socket = req.socket; // git has answered on a kept-alive response: close after it ourselves
     res.once('finish', () => socket.destroySoon());
   }
-  return new DomainError('REQUEST_TIMEOUT', `The request arrived too slowly (under ${pace.floor}) and was cut off; try again.`);
 }
 
 /** A request body read to its end (decompressed), in memory or in a file, to hand to git. */
@@ -186,7 +187,10 @@ export function readRequestBody(
       if (!req.complete) settle(null);
     };
     req.on('close', gone);
-    pace.onSlowRequest(() => fail(tooSlow(req, res, pace), true));
+    pace.onSlowRequest(() => {
+      closeAfterAnswer(req, res);
+      fail(tooSlow(pace), true);
+    });
     limiter.on('error', (error: DomainError) => fail(error, false)); // stop receiving what nobody will read
     spool.on('error', (error) => {
       if (!settled) {

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
-import { notFound } from '../errors/domain-error.js';
-import { gitLauncher } from './git-launcher-host.js';
+import { DomainError, notFound } from '../errors/domain-error.js';
+import { gitBounds } from './git-bounds.js';
+import { gitLauncher, type ExceededBound } from './git-launcher-host.js';
 
 export interface GitResult {
   stdout: string;
@@ -14,8 +15,10 @@ export interface GitOptions {
   cwd?: string;
   input?: string | Buffer;
   env?: NodeJS.ProcessEnv;
-  /** Output kept at most; a command that writes more fails with GitOutputTooLarge. Default MAX_GIT_OUTPUT_BYTES. */
+  /** Output kept at most; a command that writes more fails with GitLimitExceeded. Default MAX_GIT_OUTPUT_BYTES. */
   maxOutputBytes?: number;
+  /** Deadline of long work (maintenance); every other command has CAIRN_GIT_TIMEOUT's. */
+  timeoutMs?: number;
 }
 
 export class GitCommandError extends Error {
@@ -28,19 +31,39 @@ export class GitCommandError extends Error {
   }
 }
 
+/** What git was stopped at: its deadline, its memory, or output past what the caller may hold. */
+type Bound = ExceededBound | 'output';
+
 /**
- * Whether git ran and failed on the repository as it is (a missing object, output past its bound),
- * rather than being killed or not starting: trying the same command again fails again.
+ * git was stopped at one of its bounds (git-bounds.ts) doing what was asked of this repository: its
+ * deadline, its memory, or an answer larger than the caller may hold. A DomainError: a request that
+ * meets it is answered 422, since asking again the same way meets the same bound.
  */
-export function gitFailedOn(error: unknown): boolean {
-  return error instanceof GitOutputTooLarge || (error instanceof GitCommandError && error.code !== null);
+export class GitLimitExceeded extends DomainError {
+  constructor(
+    readonly args: string[],
+    readonly bound: Bound,
+    outputLimit = 0,
+  ) {
+    const { timeoutMs, memoryBytes } = gitBounds();
+    const MB = 1024 ** 2;
+    super(
+      'GIT_LIMIT_EXCEEDED',
+      bound === 'deadline'
+        ? `git needed more than ${Math.round(timeoutMs / 1000)} s for this on this repository and was stopped`
+        : bound === 'memory'
+          ? `git needed more than ${Math.round(memoryBytes / MB)} MB of memory for this on this repository and was stopped`
+          : `git's answer for this on this repository is larger than ${Math.round(outputLimit / MB)} MB`,
+    );
+  }
 }
 
-/** A command wrote more than it was allowed to keep in memory; it was stopped. */
-class GitOutputTooLarge extends GitCommandError {
-  constructor(args: string[], limit: number) {
-    super(args, null, `output past ${limit} bytes`);
-  }
+/**
+ * Whether git ran and failed on the repository as it is (a missing object, output or time or memory
+ * past its bound), rather than being killed or not starting: trying the same command again fails again.
+ */
+export function gitFailedOn(error: unknown): boolean {
+  return error instanceof GitLimitExceeded || (error instanceof GitCommandError && error.code !== null);
 }
 
 /**
@@ -67,16 +90,17 @@ export async function runGitAccepting(args: string[], accepted: number[], option
 
 /**
  * At most the first `bytes` bytes of a command's output (it is stopped there), for a prefix of
- * something possibly huge; `truncated` says whether there was more.
+ * something possibly huge; `truncated` says whether there was more, `exceeded` whether git was
+ * stopped at one of its bounds first (`stdout` then holds what it wrote before).
  */
 export async function runGitHead(
   args: string[],
   bytes: number,
   options: Omit<GitOptions, 'maxOutputBytes'> = {},
-): Promise<{ stdout: Buffer; truncated: boolean }> {
+): Promise<{ stdout: Buffer; truncated: boolean; exceeded: ExceededBound | null }> {
   const launched = await gitLauncher.run(args, { ...options, maxOutputBytes: bytes });
-  if (launched.code !== 0 && !launched.truncated) throw failure(args, launched.code, launched.stderr, options.cwd);
-  return { stdout: launched.stdout, truncated: launched.truncated };
+  if (launched.code !== 0 && !launched.truncated && !launched.exceeded) throw failure(args, launched.code, launched.stderr, options.cwd);
+  return { stdout: launched.stdout, truncated: launched.truncated, exceeded: launched.exceeded };
 }
 
 /** `runGit` with stdout as bytes (file contents, which need not be text). */
@@ -100,6 +124,7 @@ function failure(args: string[], code: number | null, stderr: string, cwd: strin
 async function spawnGit(args: string[], options: GitOptions): Promise<{ stdout: Buffer; stderr: string; code: number | null }> {
   const limit = options.maxOutputBytes ?? MAX_GIT_OUTPUT_BYTES;
   const launched = await gitLauncher.run(args, { ...options, maxOutputBytes: limit });
-  if (launched.truncated) throw new GitOutputTooLarge(args, limit);
+  if (launched.exceeded) throw new GitLimitExceeded(args, launched.exceeded);
+  if (launched.truncated) throw new GitLimitExceeded(args, 'output', limit);
   return launched;
 }

@@ -2,10 +2,11 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Transform } from 'node:stream';
 import { DomainError } from '../errors/domain-error.js';
+import { underKernelBounds } from './git-bounds.js';
 import { environmentWithoutSecrets, serverGitEnvironment } from './git-environment.js';
 import { gitLauncher } from './git-launcher-host.js';
 import { ClientPace } from './client-pace.js';
-import { bodyDecoder, ByteLimit, tooSlow, type RequestBody } from './request-body.js';
+import { bodyDecoder, ByteLimit, closeAfterAnswer, tooSlow, type RequestBody } from './request-body.js';
 
 /** The two smart-protocol services git clients ask for. */
 export type GitService = 'upload-pack' | 'receive-pack';
@@ -61,8 +62,10 @@ function serviceEnv(options: SpawnOptions): Record<string, string> {
   return { ...(options.gitProtocol ? { GIT_PROTOCOL: options.gitProtocol } : {}), ...options.env };
 }
 
+/** The wire protocol's git, under the kernel's bounds (git-bounds.ts), which the processes it starts inherit. */
 function spawnService(options: SpawnOptions, extraArgs: string[]): ChildProcessWithoutNullStreams {
-  return spawn('git', serviceArgs(options, extraArgs), {
+  const { command, args } = underKernelBounds(serviceArgs(options, extraArgs));
+  return spawn(command, args, {
     env: { ...environmentWithoutSecrets, ...serverGitEnvironment(), ...serviceEnv(options) },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
@@ -214,7 +217,15 @@ export interface RpcOptions extends SpawnOptions {
    * sends). Without it, the request is streamed into git as it arrives (pushes: the body is the pack).
    */
   body?: RequestBody;
+  /**
+   * When git must be done (epoch ms: a push's CAIRN_GIT_PUSH_TIMEOUT): then the request is cut off,
+   * answered with this error (unless git has answered), and git stopped.
+   */
+  deadline?: { at: number; error: DomainError };
 }
+
+/** How long git gets to stop on SIGTERM (removing its temporary files) before it is killed. */
+const STOP_GRACE_MS = 5_000;
 
 /**
  * `POST git-<service>`: the request body (gunzipped when the client
@@ -232,6 +243,15 @@ export async function runRpc(req: IncomingMessage, res: ServerResponse, options:
   let streamed: ReturnType<typeof streamBody> | null = null;
   if (options.body) options.body.pipeTo(child.stdin);
   else streamed = streamBody(req, res, child, decoder, options.maxBodyBytes);
+  const deadline = options.deadline;
+  const stop = deadline
+    ? setTimeout(() => {
+        streamed?.cut(deadline.error);
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS).unref();
+      }, deadline.at - Date.now())
+    : undefined;
+  child.once('exit', () => clearTimeout(stop));
   const run = await relay(
     child,
     res,
@@ -253,7 +273,7 @@ function streamBody(
   child: ChildProcessWithoutNullStreams,
   decoder: Transform | null,
   maxBytes: number,
-): { error: () => DomainError | undefined } {
+): { error: () => DomainError | undefined; cut: (error: DomainError) => void } {
   let bodyError: DomainError | undefined;
   const failBody = (error: DomainError) => {
     bodyError ??= error;
@@ -272,14 +292,15 @@ function streamBody(
   }
   limiter.pipe(child.stdin);
   const pace = ClientPace.of(req);
-  pace?.onSlowRequest(() => {
-    // Too slow: git gets no more of it and fails; the client gets the answer (408 unless git has
-    // spoken) while what it still sends is discarded, and the connection closes after the answer.
-    bodyError ??= tooSlow(req, res, pace);
+  /** git gets no more of the request and fails; the client gets `error` (unless git has spoken) while what it still sends is discarded, and the connection closes after the answer. */
+  const cut = (error: DomainError) => {
+    bodyError ??= error;
+    closeAfterAnswer(req, res);
     req.unpipe();
     req.resume();
     child.stdin.destroy();
-  });
+  };
+  pace?.onSlowRequest(() => cut(tooSlow(pace)));
   const requestGone = () => {
     // The request closed before all of it reached git — mid-upload, or after the last byte arrived but
     // before it was read: git sees its input end and gives up, instead of waiting for it forever.
@@ -291,5 +312,5 @@ function streamBody(
     limiter.unpipe(child.stdin);
     limiter.resume(); // discard the rest, still counted against the limit
   });
-  return { error: () => bodyError };
+  return { error: () => bodyError, cut };
 }

@@ -1,0 +1,54 @@
+import { spawnSync } from 'node:child_process';
+import type { GitBoundSettings } from '../config.js';
+
+/**
+ * What one git process the service starts may take: a deadline and a memory bound
+ * (CAIRN_GIT_TIMEOUT, CAIRN_GIT_MEMORY_LIMIT), set once at start-up for every git after it.
+ *
+ * - Commands started through the launcher (everything but the wire protocol) run under a wall-clock
+ *   deadline and a watch on their resident memory (git-launcher.ts, process-watch.ts); maintenance
+ *   gets LONG_WORK_FACTOR times the deadline.
+ * - The wire protocol's `upload-pack` and `receive-pack`, started by the service itself and running
+ *   as long as the client's network needs, run under the kernel's limits (`prlimit`), which the
+ *   processes they start (`pack-objects`, `index-pack`) inherit: an address space of the memory
+ *   bound, and LONG_WORK_FACTOR times the deadline of CPU time — a slow network costs no CPU, a
+ *   runaway pack does. A push is bounded in all by CAIRN_GIT_PUSH_TIMEOUT besides (receive.ts).
+ */
+export const LONG_WORK_FACTOR = 10;
+
+let bounds: GitBoundSettings = { timeoutMs: 60_000, memoryBytes: 1024 ** 3, pushTimeoutMs: 10 * 60_000 };
+let prlimit: boolean | undefined;
+
+export function configureGitBounds(settings: GitBoundSettings): void {
+  bounds = { ...settings };
+}
+
+export function gitBounds(): Readonly<GitBoundSettings> {
+  return bounds;
+}
+
+/** Whether `prlimit` (util-linux) is there to start the wire protocol's git under the kernel's limits; asked once. */
+function hasPrlimit(): boolean {
+  prlimit ??= spawnSync('prlimit', ['--version'], { stdio: 'ignore' }).status === 0;
+  return prlimit;
+}
+
+/**
+ * The program and arguments that run `git <args>` under the kernel's bounds: the wire protocol's.
+ * Without `prlimit` (not Linux) git runs unbounded but for the push's own deadline.
+ */
+export function underKernelBounds(args: string[]): { command: string; args: string[] } {
+  if (!hasPrlimit()) return { command: 'git', args };
+  const cpuSeconds = Math.ceil((bounds.timeoutMs * LONG_WORK_FACTOR) / 1000);
+  return { command: 'prlimit', args: [`--as=${bounds.memoryBytes}`, `--cpu=${cpuSeconds}`, '--', 'git', ...args] };
+}
+
+/**
+ * git settings that keep a process within an address-space bound: pack files are mapped in windows
+ * of at most 32 MiB and 256 MiB in all (git's defaults on 64-bit systems, 1 GiB and 8 GiB, would not
+ * fit), unmapping the least recently used; reading packs stays sequential and as fast.
+ */
+export const BOUNDED_GIT_SETTINGS: Record<string, string> = {
+  'core.packedGitWindowSize': '32m',
+  'core.packedGitLimit': '256m',
+};
