@@ -1,4 +1,4 @@
-import { GitCommandError, runGit, runGitHead } from './run-git.js';
+import { GitCommandError, GitLimitExceeded, runGit, runGitHead } from './run-git.js';
 
 /** A commit as push payloads describe it (`commits[]`). */
 export interface PushCommit {
@@ -10,6 +10,8 @@ export interface PushCommit {
   added: string[];
   modified: string[];
   removed: string[];
+  /** More paths changed than `added`, `modified` and `removed` list (MAX_PATHS_PER_COMMIT, the push's budget, git's bounds). */
+  paths_truncated: boolean;
 }
 
 /** Most commits one push event lists (GitHub's limit); `total_commits` still counts all. */
@@ -76,47 +78,79 @@ export async function isAncestor(dir: string, ancestor: string, descendant: stri
 
 /** Messages in payloads are cut here (a push of a few huge messages must stay recordable). */
 const MAX_MESSAGE_CHARS = 64 * 1024;
+/** Paths listed per commit (added, modified and removed together); past it `paths_truncated`. */
+const MAX_PATHS_PER_COMMIT = 3000;
+/**
+ * What the descriptions of one push may hold in all, whatever is pushed: message text kept whole (up
+ * to MAX_MESSAGE_CHARS each), and path text listed, in the order the commits are asked for. Past the
+ * first, a message is cut at BRIEF_MESSAGE_CHARS; past the second, commits list no paths.
+ */
+const MESSAGE_BUDGET_BYTES = 4 * 1024 * 1024;
+const PATH_BUDGET_BYTES = 4 * 1024 * 1024;
+const BRIEF_MESSAGE_CHARS = 1024;
 /** Commit objects read by one `git log`: chunks of at most this many bytes. */
 const LOG_CHUNK_BYTES = 16 * 1024 * 1024;
 /** A commit larger than this is described from a prefix of its object only. */
 const LARGE_COMMIT_BYTES = 1024 * 1024;
 /** Commits whose changed paths one `diff-tree` lists, and the output it may keep. */
 const DIFF_CHUNK_COMMITS = 256;
-const DIFF_CHUNK_BYTES = 32 * 1024 * 1024;
+const DIFF_CHUNK_BYTES = 8 * 1024 * 1024;
 
-const cut = (message: string) => (message.length > MAX_MESSAGE_CHARS ? `${message.slice(0, MAX_MESSAGE_CHARS)}…` : message);
+const cut = (message: string, chars: number) => (message.length > chars ? `${message.slice(0, chars)}…` : message);
 
 /**
- * Describes commits for payloads, with a bounded number of git processes and
- * bounded memory whatever the commits hold: `log` for the metadata and
- * messages (chunked by object size; a huge commit's message from a prefix of
- * its object), `diff-tree --stdin` for the paths each commit added, modified
- * and removed against its first parent (a root commit against the empty tree;
- * renames detected and reported as removed old path + added new path, as
- * GitHub does), chunked too, listing what fits of a commit with millions of paths.
+ * Describes commits for payloads, with a bounded number of git processes and bounded memory
+ * whatever the commits hold: `log` for the metadata and messages (chunked by object size; a huge
+ * commit's message from a prefix of its object), `diff-tree --stdin` for the paths each commit
+ * added, modified and removed against its first parent (a root commit against the empty tree), at
+ * most MAX_PATHS_PER_COMMIT each, chunked too. `shas` come in order of importance: the budgets
+ * (MESSAGE_BUDGET_BYTES, PATH_BUDGET_BYTES) go to the first.
+ *
+ * Paths are listed without rename detection: a rename is listed as the old path removed and the new
+ * one added, as GitHub lists it, which is what `diff-tree` says without `-M` — and rename detection
+ * would hold every change of a commit in memory before writing any. A commit whose paths git cannot
+ * list within its bounds (git-bounds.ts: a tree of billions of paths) lists none, `paths_truncated`;
+ * without `paths`, none does.
  */
-export async function describeCommits(dir: string, shas: string[]): Promise<Map<string, PushCommit>> {
+export async function describeCommits(dir: string, shas: string[], { paths = true } = {}): Promise<Map<string, PushCommit>> {
   const described = new Map<string, PushCommit>();
   const unique = [...new Set(shas)];
   if (!unique.length) return described;
   const sizes = await objectSizes(dir, unique);
+  const allowance = messageAllowances(unique, sizes);
   const regular = unique.filter((sha) => (sizes.get(sha) ?? 0) <= LARGE_COMMIT_BYTES);
   const large = unique.filter((sha) => (sizes.get(sha) ?? 0) > LARGE_COMMIT_BYTES);
 
   for (const chunk of chunksBySize(regular, sizes, LOG_CHUNK_BYTES)) {
-    for (const commit of await logCommits(dir, chunk, '%B')) described.set(commit.id, commit);
+    for (const commit of await logCommits(dir, chunk, '%B')) {
+      described.set(commit.id, { ...commit, message: cut(commit.message, allowance.get(commit.id)!) });
+    }
   }
   for (const sha of large) {
     const [commit] = await logCommits(dir, [sha], '');
-    const { stdout } = await runGitHead(['cat-file', 'commit', sha], MAX_MESSAGE_CHARS * 4 + 64 * 1024, { cwd: dir });
-    const text = stdout.toString('utf8');
+    const head = await runGitHead(['cat-file', 'commit', sha], MAX_MESSAGE_CHARS * 4 + 64 * 1024, { cwd: dir });
+    if (head.exceeded) throw new GitLimitExceeded(['cat-file', 'commit', sha], head.exceeded);
+    const text = head.stdout.toString('utf8');
     const body = text.indexOf('\n\n');
-    if (commit) described.set(sha, { ...commit, message: cut(body < 0 ? '' : text.slice(body + 2).replace(/\n+$/, '')) });
+    if (commit)
+      described.set(sha, { ...commit, message: cut(body < 0 ? '' : text.slice(body + 2).replace(/\n+$/, ''), allowance.get(sha)!) });
   }
-  for (let start = 0; start < unique.length; start += DIFF_CHUNK_COMMITS) {
-    await addChangedPaths(dir, unique.slice(start, start + DIFF_CHUNK_COMMITS), described);
-  }
+  const found = unique.filter((sha) => described.has(sha));
+  if (paths) await addChangedPaths(dir, found, described);
+  else for (const sha of found) described.get(sha)!.paths_truncated = true;
   return described;
+}
+
+/** How much of each message is kept: whole (up to MAX_MESSAGE_CHARS) while the budget lasts, then brief. */
+function messageAllowances(shas: string[], sizes: Map<string, number>): Map<string, number> {
+  let budget = MESSAGE_BUDGET_BYTES;
+  return new Map(
+    shas.map((sha) => {
+      const chars = budget > 0 ? MAX_MESSAGE_CHARS : BRIEF_MESSAGE_CHARS;
+      budget -= Math.min(sizes.get(sha) ?? 0, chars);
+      return [sha, chars];
+    }),
+  );
 }
 
 async function objectSizes(dir: string, shas: string[]): Promise<Map<string, number>> {
@@ -164,62 +198,91 @@ async function logCommits(dir: string, shas: string[], body: '%B' | ''): Promise
     const [id, authorName, authorEmail, authorDate, committerName, committerEmail, message] = fields.slice(i, i + FIELDS) as string[];
     commits.push({
       id: id!,
-      message: cut(message!.replace(/\n+$/, '')),
+      message: message!.replace(/\n+$/, ''),
       timestamp: authorDate!,
       author: { name: authorName!, email: authorEmail! },
       committer: { name: committerName!, email: committerEmail! },
       added: [],
       modified: [],
       removed: [],
+      paths_truncated: false,
     });
   }
   return commits;
 }
 
+const DIFF_TREE = ['diff-tree', '--stdin', '--always', '-r', '-z', '--name-status', '--no-renames', '--root', '--diff-merges=first-parent'];
+
+/** What is left of the path budget while commits are described. */
+interface PathBudget {
+  bytes: number;
+}
+
 /**
- * The paths each commit changed, from `diff-tree --stdin`. Output past the chunk's limit stops git:
- * the commits it did not reach are listed one by one, and one that alone overflows lists what fit.
+ * The paths each commit changed, from `diff-tree --stdin`, a chunk of commits per process, while
+ * the path budget lasts (the commits after it list none, `paths_truncated`). A chunk that stops
+ * short — its output past DIFF_CHUNK_BYTES, or git past a bound — has the commits it did not finish
+ * listed one by one; a commit that alone stops short keeps what was listed of it, `paths_truncated`.
  */
 async function addChangedPaths(dir: string, shas: string[], described: Map<string, PushCommit>): Promise<void> {
-  const args = ['diff-tree', '--stdin', '--always', '-r', '-z', '--name-status', '-M', '--root', '--diff-merges=first-parent'];
-  const { stdout, truncated } = await runGitHead(args, DIFF_CHUNK_BYTES, { cwd: dir, input: shas.join('\n') + '\n' });
-  const seen = parseChangedPaths(stdout.toString('utf8'), truncated, described);
-  if (!truncated) return;
-  const complete = new Set(seen.slice(0, -1)); // the last one seen may have been cut short
-  for (const sha of shas.filter((sha) => !complete.has(sha))) {
-    const commit = described.get(sha);
-    if (commit) Object.assign(commit, { added: [], modified: [], removed: [] });
-    const one = await runGitHead(args, DIFF_CHUNK_BYTES, { cwd: dir, input: `${sha}\n` });
-    parseChangedPaths(one.stdout.toString('utf8'), one.truncated, described);
+  const budget: PathBudget = { bytes: PATH_BUDGET_BYTES };
+  for (let start = 0; start < shas.length; start += DIFF_CHUNK_COMMITS) {
+    const chunk = shas.slice(start, start + DIFF_CHUNK_COMMITS);
+    if (budget.bytes <= 0) {
+      for (const sha of chunk) described.get(sha)!.paths_truncated = true;
+      continue;
+    }
+    const complete = await listChangedPaths(dir, chunk, described, budget);
+    if (complete.size === chunk.length) continue;
+    if (chunk.length === 1) {
+      described.get(chunk[0]!)!.paths_truncated = true; // alone, it stops short the same way again
+      continue;
+    }
+    for (const sha of chunk.filter((sha) => !complete.has(sha))) {
+      Object.assign(described.get(sha)!, { added: [], modified: [], removed: [], paths_truncated: false });
+      if (budget.bytes <= 0 || !(await listChangedPaths(dir, [sha], described, budget)).has(sha))
+        described.get(sha)!.paths_truncated = true;
+    }
   }
 }
 
-/** Tokens: a commit id, then per changed path a status (A, M, D, T, R<score>, ...) and one path, or two for R/C. Returns the ids seen. */
-function parseChangedPaths(output: string, truncated: boolean, described: Map<string, PushCommit>): string[] {
+/** One `diff-tree` over `shas`; returns the commits whose paths it listed to the end. */
+async function listChangedPaths(dir: string, shas: string[], described: Map<string, PushCommit>, budget: PathBudget): Promise<Set<string>> {
+  const { stdout, truncated, exceeded } = await runGitHead(DIFF_TREE, DIFF_CHUNK_BYTES, { cwd: dir, input: shas.join('\n') + '\n' });
+  const seen = parseChangedPaths(stdout.toString('utf8'), truncated || exceeded !== null, described, budget);
+  // Whole output: every commit was listed. Cut short: all but the last commit seen (it may have more).
+  return new Set(truncated || exceeded ? seen.slice(0, -1) : seen);
+}
+
+/**
+ * Tokens: a commit id, then per changed path a status (A, M, D, T, ...) and the path. Paths past a
+ * commit's MAX_PATHS_PER_COMMIT, or past the budget, are skipped and the commit marked
+ * `paths_truncated`. Returns the ids seen, in order.
+ */
+function parseChangedPaths(output: string, cutShort: boolean, described: Map<string, PushCommit>, budget: PathBudget): string[] {
   const tokens = output.split('\0');
-  if (truncated) tokens.pop(); // the last token may be cut short
+  if (cutShort) tokens.pop(); // the last token may be cut short
   const seen: string[] = [];
   let current: PushCommit | undefined;
+  let listed = 0;
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;
     if (/^[0-9a-f]{40}$/.test(token)) {
       current = described.get(token);
+      listed = 0;
       seen.push(token);
     } else if (current && /^[A-Z]\d*$/.test(token)) {
-      const kind = token[0]!;
-      if (kind === 'R' || kind === 'C') {
-        const from = tokens[++i];
-        const to = tokens[++i];
-        if (from === undefined || to === undefined) break;
-        if (kind === 'R') current.removed.push(from);
-        current.added.push(to);
-      } else {
-        const path = tokens[++i];
-        if (path === undefined) break;
-        if (kind === 'A') current.added.push(path);
-        else if (kind === 'D') current.removed.push(path);
-        else current.modified.push(path);
+      const path = tokens[++i];
+      if (path === undefined) break;
+      if (listed >= MAX_PATHS_PER_COMMIT || budget.bytes <= 0) {
+        current.paths_truncated = true;
+        continue;
       }
+      listed++;
+      budget.bytes -= Buffer.byteLength(path);
+      if (token === 'A') current.added.push(path);
+      else if (token === 'D') current.removed.push(path);
+      else current.modified.push(path);
     }
   }
   return seen;

@@ -16,22 +16,55 @@ export interface JournalEntry {
   commitsNewTo: CommitsNewTo;
 }
 
-export async function interruptedPush(client: pg.ClientBase, repositoryId: string): Promise<JournalEntry | null> {
-  const { rows } = await client.query<{ user_id: string; note: unknown; commits_new_to: CommitsNewTo | null }>(
-    'select user_id, note, commits_new_to from git_push_journal where repository_id = $1',
+export interface InterruptedEntry extends JournalEntry {
+  /** Attempts to describe the change that began and never finished: each took its process down. */
+  describeAttempts: number;
+}
+
+export async function interruptedPush(client: pg.ClientBase, repositoryId: string): Promise<InterruptedEntry | null> {
+  const { rows } = await client.query<{ user_id: string; note: unknown; commits_new_to: CommitsNewTo | null; describe_attempts: number }>(
+    'select user_id, note, commits_new_to, describe_attempts from git_push_journal where repository_id = $1',
     [repositoryId],
   );
   const row = rows[0];
-  return row ? { userId: row.user_id, note: row.note ?? null, commitsNewTo: row.commits_new_to ?? 'repository' } : null;
+  if (!row) return null;
+  return {
+    userId: row.user_id,
+    note: row.note ?? null,
+    commitsNewTo: row.commits_new_to ?? 'repository',
+    describeAttempts: row.describe_attempts,
+  };
+}
+
+/**
+ * Counts an attempt to describe the repository's ref changes, committed before it begins: if the
+ * process dies in it (a description past every bound of memory), the next attempt knows. A change
+ * found without a journal entry (refs moved outside the service) gets one, crediting `userId`.
+ * The entry goes when the changes are recorded.
+ */
+export async function beginDescribing(client: pg.ClientBase, repositoryId: string, userId: string): Promise<void> {
+  await client.query(
+    `insert into git_push_journal (repository_id, user_id, started_at, describe_attempts) values ($1, $2, now(), 1)
+     on conflict (repository_id) do update set describe_attempts = git_push_journal.describe_attempts + 1`,
+    [repositoryId, userId],
+  );
 }
 
 export async function beginPush(client: pg.ClientBase, repositoryId: string, entry: JournalEntry): Promise<void> {
   await client.query(
     `insert into git_push_journal (repository_id, user_id, note, commits_new_to, started_at) values ($1, $2, $3, $4, now())
      on conflict (repository_id) do update
-       set user_id = excluded.user_id, note = excluded.note, commits_new_to = excluded.commits_new_to, started_at = excluded.started_at`,
+       set user_id = excluded.user_id, note = excluded.note, commits_new_to = excluded.commits_new_to, started_at = excluded.started_at,
+           describe_attempts = 0`,
     [repositoryId, entry.userId, entry.note === null || entry.note === undefined ? null : JSON.stringify(entry.note), entry.commitsNewTo],
   );
+}
+
+/** An attempt to describe the changes ended (described, or failed in a way the process survived). */
+export async function endDescribing(client: pg.ClientBase, repositoryId: string): Promise<void> {
+  await client.query('update git_push_journal set describe_attempts = greatest(describe_attempts - 1, 0) where repository_id = $1', [
+    repositoryId,
+  ]);
 }
 
 /** Drops the entry of this change when it moved nothing (refused before any ref could move). */

@@ -80,14 +80,15 @@ function refKind(ref: string): RefKind {
  * `newTo: 'branch'` each update lists instead the commits new to its own ref,
  * reachable from the new tip and not from the old one: a merge (and its replay
  * from the journal) lists the pull request's commits, already in the
- * repository on the head branch, as well as the merge commit.
+ * repository on the head branch, as well as the merge commit. Without
+ * `paths`, commits list no paths (`paths_truncated`): an attempt with them
+ * ended its process.
  */
 export async function pushEventDrafts(
   dir: string,
   plan: RefUpdatePlan,
   actors: { push: GitActor; outside: GitActor },
-  newTo: CommitsNewTo = 'repository',
-  details: PushDetails = NO_PUSH_DETAILS,
+  { newTo = 'repository', details = NO_PUSH_DETAILS, paths = true }: { newTo?: CommitsNewTo; details?: PushDetails; paths?: boolean } = {},
 ): Promise<{ drafts: EventDraft[]; updates: DescribedUpdate[] }> {
   const { updates, previousTips } = plan;
   const peeled = await peelToCommits(
@@ -118,14 +119,17 @@ export async function pushEventDrafts(
     const [listed, forced] = await Promise.all([head ? list(update) : nothingNew, wasForced(dir, update, peeled)]);
     return { update, head, listed, forced };
   });
+  const listings = boundListings(perUpdate.map(({ listed }) => listed.shas));
 
+  // Heads first, then each listing newest first: what the description budgets reach first (commits.ts).
   const described = await describeCommits(
     dir,
-    perUpdate.flatMap(({ head, listed }) => (head ? [...listed.shas, head] : listed.shas)),
+    [...perUpdate.flatMap(({ head }) => (head ? [head] : [])), ...listings.flatMap((shas) => [...shas].reverse())],
+    { paths },
   );
 
   const drafts: EventDraft[] = [];
-  for (const { update, head, listed, forced } of perUpdate) {
+  for (const [index, { update, head, listed, forced }] of perUpdate.entries()) {
     const actor = actors[update.cause];
     const kind = refKind(update.ref);
     const created = update.before === ZERO_SHA;
@@ -148,7 +152,7 @@ export async function pushEventDrafts(
         deleted,
         forced,
         total_commits: listed.total,
-        commits: listed.shas.map((sha) => described.get(sha)).filter((commit): commit is PushCommit => !!commit),
+        commits: listings[index]!.map((sha) => described.get(sha)).filter((commit): commit is PushCommit => !!commit),
         head_commit: head ? (described.get(head) ?? null) : null,
         pusher: { name: actor.login, email: actor.email },
         // Only the refs the push itself moved carry what it said; changes found beside it carry nothing.
@@ -159,6 +163,24 @@ export async function pushEventDrafts(
     if (kind && deleted) drafts.push(refEvent('delete', update.before));
   }
   return { drafts, updates: perUpdate.map(({ update, forced }) => ({ ...update, forced })) };
+}
+
+/** Commits the `push` events of one change list together (each at most MAX_PUSH_COMMITS): two full lists. */
+const MAX_LISTED_PER_CHANGE = 4096;
+
+/**
+ * Each event's list of commits, within MAX_LISTED_PER_CHANGE for the change: the first events keep
+ * theirs; the one that reaches the bound keeps its newest commits that fit, and later ones list none
+ * (`total_commits` still counts them). A push of many refs to many new commits — an import with its
+ * tags, each tag listing the history new to the repository — stays a bounded description.
+ */
+function boundListings(lists: string[][]): string[][] {
+  let room = MAX_LISTED_PER_CHANGE;
+  return lists.map((shas) => {
+    const kept = shas.slice(Math.max(0, shas.length - room));
+    room -= kept.length;
+    return kept;
+  });
 }
 
 /** A push is forced when the old tip is not an ancestor of the new one (history was rewritten). */

@@ -11,7 +11,7 @@ import { Repository } from '../repositories/repository.entity.js';
  */
 @Entity({ tableName: 'git_push_journal' })
 export class PushJournal {
-  [OptionalProps]?: 'startedAt' | 'note' | 'commitsNewTo';
+  [OptionalProps]?: 'startedAt' | 'note' | 'commitsNewTo' | 'describeAttempts';
 
   @ManyToOne(() => Repository, { primary: true, deleteRule: 'cascade' })
   repository!: Repository;
@@ -30,4 +30,11 @@ export class PushJournal {
 
   @Property({ type: 'datetime' })
   startedAt: Date = new Date();
+
+  /**
+   * Attempts to describe the change as events that began (journal.ts): one that began and did not
+   * finish took the process down with it, and is not repeated the same way.
+   */
+  @Property({ type: 'integer', default: 0 })
+  describeAttempts = 0;
 }

@@ -20,6 +20,16 @@ const PUSH_LOCK_WAIT_MS = 10 * 60_000;
 const COMMANDS_ALLOWANCE = 64 * 1024 * 1024;
 
 /**
+ * However slowly it is sent, a push holds its repository at most CAIRN_GIT_PUSH_TIMEOUT from taking
+ * its lock: past that receive-pack is stopped (and what it wrote recorded, as always), and the lock let go.
+ */
+function pushDeadline(lockedAt: number, timeoutMs: number) {
+  const minutes = timeoutMs >= 60_000 ? `${Math.round(timeoutMs / 60_000)} minutes` : `${Math.round(timeoutMs / 1000)} seconds`;
+  const error = new DomainError('REQUEST_TIMEOUT', `The push took longer than ${minutes}, the longest a push may take, and was stopped.`);
+  return { at: lockedAt + timeoutMs, error };
+}
+
+/**
  * `POST git-receive-pack`: one push, start to finish, as a ref transaction
  * (ref-transaction.ts): under the repository's push lock and journal, git's
  * `receive-pack --stateless-rpc` runs with Cairn's hooks and post-receive
@@ -52,7 +62,7 @@ export async function receivePack(
       actor: { id: pusher.userId, login: pusher.login, email: pusher.email },
       waitMs: PUSH_LOCK_WAIT_MS,
       signal: gone.signal,
-      write: async () => {
+      write: async (lockedAt) => {
         if (gone.signal.aborted) return { updates: [], details: NO_PUSH_DETAILS }; // nobody is left to push: do not even start git
         run = await runRpc(req, res, {
           service: 'receive-pack',
@@ -71,6 +81,7 @@ export async function receivePack(
           gitProtocol,
           maxBodyBytes: services.config.gitMaxPushSize + COMMANDS_ALLOWANCE,
           killOnDisconnect: false,
+          deadline: pushDeadline(lockedAt, services.config.gitBounds.pushTimeoutMs),
         });
         received = performance.now();
         exchange.ran(run);

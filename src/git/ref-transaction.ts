@@ -5,7 +5,7 @@ import { conflict, notFound } from '../errors/domain-error.js';
 import type { Logger } from '../logger.js';
 import type { Repository } from '../repositories/repository.entity.js';
 import { findRepository } from '../repositories/repository.service.js';
-import { abandonPush, beginPush, interruptedPush, type CommitsNewTo } from './journal.js';
+import { abandonPush, beginDescribing, beginPush, endDescribing, interruptedPush, type CommitsNewTo } from './journal.js';
 import { NO_PUSH_DETAILS, type PushDetails } from './push-details.js';
 import { pushEventDrafts, type DescribedUpdate, type EventDraft, type GitActor } from './push-events.js';
 import { planRefUpdates, type RefUpdate, type ReportedUpdate } from './ref-updates.js';
@@ -49,8 +49,11 @@ export interface RefUpdateRequest {
    * new to the branch each update moves (a merge, whose pull request commits were already pushed).
    */
   commitsNewTo?: CommitsNewTo;
-  /** Moves refs itself, outside the recording transaction (receive-pack), and returns what git reports it did and what the push said beside it. */
-  write?: () => Promise<{ updates: ReportedUpdate[]; details: PushDetails }>;
+  /**
+   * Moves refs itself, outside the recording transaction (receive-pack), and returns what git reports
+   * it did and what the push said beside it. Told when the repository's lock was taken (epoch ms).
+   */
+  write?: (lockedAt: number) => Promise<{ updates: ReportedUpdate[]; details: PushDetails }>;
   /**
    * Decides, inside the recording transaction, which refs move: it may lock rows and check what it
    * relies on, and throw to change nothing. The updates are then applied by compare-and-swap, all or
@@ -96,6 +99,13 @@ interface RecordInput {
   /** Record the refs without announcing them (a new repository's first commit). */
   silent?: boolean;
   commitsNewTo: CommitsNewTo;
+  /**
+   * The session holding the repository's lock, through which each attempt to describe the changes is
+   * counted in the journal before it begins (beginDescribing); null for a repository being created.
+   */
+  journal: pg.ClientBase | null;
+  /** List the paths each commit changed: false once an attempt to describe these changes never finished. */
+  paths: boolean;
 }
 
 /**
@@ -147,6 +157,7 @@ export class RefTransactions {
     const { repositoryId, actor } = request;
     const lock = await this.locks.acquire('push', repositoryId, { waitMs: request.waitMs, signal: request.signal });
     if (!lock) return null;
+    const lockedAt = Date.now();
     const progress: Progress = { journaled: false, stage: 'unmoved' };
     try {
       // Deleting a repository holds this lock too: once it is ours, the repository stays or is already gone.
@@ -156,10 +167,13 @@ export class RefTransactions {
       const entry = { userId: actor.id, note: request.note ?? null, commitsNewTo: request.commitsNewTo ?? 'repository' };
       await beginPush(lock.client, repositoryId, entry);
       progress.journaled = true;
-      const input = { actor, creditedUserId: null, note: entry.note, commitsNewTo: entry.commitsNewTo, details: NO_PUSH_DETAILS };
+      const input = {
+        ...{ actor, creditedUserId: null, note: entry.note, commitsNewTo: entry.commitsNewTo, details: NO_PUSH_DETAILS },
+        ...{ journal: lock.client, paths: true },
+      };
       if (request.decide) return await this.recordDecided(repositoryId, input, request.decide, progress);
       progress.stage = 'moving';
-      const written = request.write ? await request.write() : { updates: [], details: NO_PUSH_DETAILS };
+      const written = request.write ? await request.write(lockedAt) : { updates: [], details: NO_PUSH_DETAILS };
       progress.stage = 'moved';
       return await this.recordMoved(repositoryId, { ...input, reported: written.updates, details: written.details, unreported: 'push' });
     } catch (error) {
@@ -229,6 +243,8 @@ export class RefTransactions {
       details: NO_PUSH_DETAILS,
       silent: true,
       commitsNewTo: 'repository',
+      journal: null,
+      paths: true,
     } as const;
     const prepared = await this.prepare(tx, repository, input);
     await this.commit(tx, prepared, input);
@@ -243,10 +259,20 @@ export class RefTransactions {
    * Records every difference between the recorded refs and the disk, as the journal entry (if any)
    * describes it. When git fails on the repository as it is (a commit whose tree is missing, say),
    * trying again fails again, before every later change: the differences are then recorded without
-   * events (recordUndescribed), so no repository can be blocked for good.
+   * events (recordUndescribed), so no repository can be blocked for good. The same when an earlier
+   * attempt to describe them began and never finished — it ended its process (journal.ts): the
+   * next attempt lists no paths, and the one after records no events, so no restart repeats a
+   * description that took the service down.
    */
   private async replay(client: pg.ClientBase, repositoryId: string): Promise<RefUpdateOutcome> {
     const interrupted = await interruptedPush(client, repositoryId);
+    const attempts = interrupted?.describeAttempts ?? 0;
+    if (attempts >= 2) {
+      return this.recordUndescribed(repositoryId, new Error(`${attempts} attempts to describe these ref changes ended their process`));
+    }
+    if (attempts === 1) {
+      this.log.error({ repositoryId }, 'an attempt to describe these ref changes ended its process; recording them without paths');
+    }
     try {
       return await this.recordMoved(repositoryId, {
         reported: [],
@@ -256,6 +282,8 @@ export class RefTransactions {
         note: interrupted?.note ?? null,
         details: NO_PUSH_DETAILS,
         commitsNewTo: interrupted?.commitsNewTo ?? 'repository',
+        journal: client,
+        paths: attempts === 0,
       });
     } catch (error) {
       if (!gitFailedOn(error)) throw error; // a passing failure (the database, a killed git): the journal keeps it for later
@@ -351,10 +379,27 @@ export class RefTransactions {
     const outside = await creditedUser(em, repository, input.creditedUserId);
     const actors = { push: input.actor ?? outside, outside };
     if (!plan.updates.length) return { repository, disk, updates: [], drafts: [], actors, newDefault: null };
-    const { drafts, updates } = await pushEventDrafts(dir, plan, actors, input.commitsNewTo, input.details);
+    const { drafts, updates } = await this.describe(repository.id, input.journal, actors.push.id, () =>
+      pushEventDrafts(dir, plan, actors, { newTo: input.commitsNewTo, details: input.details, paths: input.paths }),
+    );
     const wasEmpty = recorded.size === 0 && input.reported.every((update) => update.before === ZERO_SHA);
     const newDefault = wasEmpty ? defaultBranchAfterFirstPush(repository, disk, plan.updates) : null;
     return { repository, disk, updates, drafts: input.silent ? [] : drafts, actors, newDefault };
+  }
+
+  /**
+   * Describes changes as events, the attempt counted in the journal first (beginDescribing). An
+   * attempt that ends — described, or failed and thrown — is taken off the count again: only one
+   * that never ended (its process died) stays counted, for the next attempt to see.
+   */
+  private async describe<T>(repositoryId: string, journal: pg.ClientBase | null, userId: string, work: () => Promise<T>): Promise<T> {
+    if (!journal) return work();
+    await beginDescribing(journal, repositoryId, userId);
+    try {
+      return await work();
+    } finally {
+      await endDescribing(journal, repositoryId);
+    }
   }
 
   /**
