@@ -17,7 +17,7 @@ const BROWSE = `query($id: ID!, $ref: String, $path: String!, $limit: Int, $offs
       totalCount limit offset hasMore
       nodes { sha message messageHeadline parents treeSha author { name email date } committer { name email date } }
     }
-    tree(ref: $ref, path: $path) { name path type mode sha size }
+    tree(ref: $ref, path: $path) { totalCount truncated hasMore nodes { name path type mode sha size } }
   }
 }`;
 
@@ -66,7 +66,8 @@ test('branches, tags, history and the root tree', async () => {
   expect(newest).toMatchObject({ sha: shas.second, parents: [shas.first], author: { name: 'Test User', email: 'test@example.test' } });
   expect(oldest).toMatchObject({ sha: shas.first, message: 'first\n\nbody text', messageHeadline: 'first', parents: [] });
 
-  expect(repository.tree.map((e: any) => [e.name, e.type, e.size])).toEqual([
+  expect(repository.tree).toMatchObject({ totalCount: 3, truncated: false, hasMore: false });
+  expect(repository.tree.nodes.map((e: any) => [e.name, e.type, e.size])).toEqual([
     ['README.md', 'BLOB', 9],
     ['image.bin', 'BLOB', 4],
     ['src', 'TREE', null],
@@ -77,10 +78,15 @@ test('history pages, at a ref; a subdirectory; files as text or binary', async (
   const { repository } = await alice.gql(BROWSE, { id: repoId, path: 'src/', ref: 'main', limit: 1, offset: 1 });
   expect(repository.commits).toMatchObject({ totalCount: 2, limit: 1, offset: 1, hasMore: false });
   expect(repository.commits.nodes.map((c: any) => c.sha)).toEqual([shas.first]);
-  expect(repository.tree.map((e: any) => e.path)).toEqual(['src/a.ts', 'src/b.ts']);
+  expect(repository.tree.nodes.map((e: any) => e.path)).toEqual(['src/a.ts', 'src/b.ts']);
 
   const atDev = await alice.gql(BROWSE, { id: repoId, path: 'src', ref: 'dev' });
-  expect(atDev.repository.tree.map((e: any) => e.path)).toEqual(['src/a.ts']);
+  expect(atDev.repository.tree.nodes.map((e: any) => e.path)).toEqual(['src/a.ts']);
+
+  const paged = await alice.gql('query($id: ID!) { repository(id: $id) { tree(limit: 1, offset: 1) { totalCount hasMore nodes { name } } } }', {
+    id: repoId,
+  });
+  expect(paged.repository.tree).toEqual({ totalCount: 3, hasMore: true, nodes: [{ name: 'image.bin' }] });
   const atSha = await alice.gql(BROWSE, { id: repoId, path: '', ref: shas.first });
   expect(atSha.repository.commits.totalCount).toBe(1);
 
@@ -101,15 +107,15 @@ test('unknown refs and paths are NOT_FOUND; malformed ones are rejected before g
     const result = await alice.graphql(`query($id: ID!) { repository(id: $id) { ${field} } }`, { id: repoId });
     return result.errors?.[0]?.extensions?.code;
   };
-  expect(await codeOf('tree(ref: "nope") { name }')).toBe('NOT_FOUND');
-  expect(await codeOf('tree(path: "missing") { name }')).toBe('NOT_FOUND');
-  expect(await codeOf('tree(path: "README.md") { name }')).toBe('NOT_FOUND');
+  expect(await codeOf('tree(ref: "nope") { totalCount }')).toBe('NOT_FOUND');
+  expect(await codeOf('tree(path: "missing") { totalCount }')).toBe('NOT_FOUND');
+  expect(await codeOf('tree(path: "README.md") { totalCount }')).toBe('NOT_FOUND');
   expect(await codeOf('blob(path: "src") { size }')).toBe('NOT_FOUND');
   expect(await codeOf('blob(path: "nothing.txt") { size }')).toBe('NOT_FOUND');
   expect(await codeOf('commits(ref: "0000000000000000000000000000000000000000") { totalCount }')).toBe('NOT_FOUND');
   expect(await codeOf('commits(ref: "--output=/tmp/x") { totalCount }')).toBe('VALIDATION_FAILED');
   expect(await codeOf('commits(ref: "main~1") { totalCount }')).toBe('VALIDATION_FAILED');
-  expect(await codeOf('tree(path: "../../etc") { name }')).toBe('VALIDATION_FAILED');
+  expect(await codeOf('tree(path: "../../etc") { totalCount }')).toBe('VALIDATION_FAILED');
   expect(await codeOf('blob(path: "src/./a.ts") { size }')).toBe('VALIDATION_FAILED');
 });
 
@@ -125,17 +131,19 @@ test('an empty repository browses as empty; a private one is invisible to strang
   expect(hidden.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
 });
 
-test('git-backed fields count as processes in the cost limit: many are refused, a fair number are served', async () => {
+test('git-backed fields count as what they can return in the cost limit: many are refused, a fair number are served', async () => {
   const aliases = (n: number) => Array.from({ length: n }, (_, i) => `b${i}: blob(path: "README.md") { text }`).join(' ');
-  // Each blob is a git process (cost 50): five on each of a page of 100 repositories is over the cost limit.
-  const flood = await alice.graphql(`{ repositories(limit: 100) { nodes { ${aliases(5)} } } }`);
+  // Each blob may answer a MiB of text (cost 1,000): one on each of a page of 100 repositories is over the cost limit.
+  const flood = await alice.graphql(`{ repositories(limit: 100) { nodes { ${aliases(1)} } } }`);
   expect(flood.status).toBe(400);
   expect(flood.errors![0].message).toMatch(/query cost \d+ exceeds the limit/);
   // 500 aliases do not get as far: the document is over the token limit.
   const aliased = await alice.graphql(`query($id: ID!) { repository(id: $id) { ${aliases(500)} } }`, { id: repoId });
   expect(aliased.status).toBe(400);
-  const fair = await alice.graphql(`query($id: ID!) { repository(id: $id) { ${aliases(30)} } }`, { id: repoId });
+  // 30 blobs could answer 30 MiB: over the limit; 15 are served.
+  expect((await alice.graphql(`query($id: ID!) { repository(id: $id) { ${aliases(30)} } }`, { id: repoId })).status).toBe(400);
+  const fair = await alice.graphql(`query($id: ID!) { repository(id: $id) { ${aliases(15)} } }`, { id: repoId });
   expect(fair.errors).toBeUndefined();
-  expect(Object.values(fair.data.repository)).toHaveLength(30);
+  expect(Object.values(fair.data.repository)).toHaveLength(15);
   expect(Object.values(fair.data.repository).every((blob: any) => blob.text === '# browse\n')).toBe(true);
 });

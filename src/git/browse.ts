@@ -2,11 +2,16 @@ import { invalid, notFound } from '../errors/domain-error.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
 import { isValidBranchName } from '../repositories/names.js';
 import { peelToCommits } from './commits.js';
-import { Blob, Branch, Commit, Tag, TreeEntry, TreeEntryType } from './git.types.js';
-import { GitCommandError, runGit, runGitRaw } from './run-git.js';
+import { Blob, Branch, Commit, MAX_TREE_LISTING_MIB, Tag, TreeEntryType, type TreeEntryConnection } from './git.types.js';
+import { GitCommandError, GitLimitExceeded, runGit, runGitHead, runGitRaw } from './run-git.js';
 
 /** Blobs larger than this are described but their text is not returned. */
 const MAX_BLOB_TEXT_BYTES = 1024 * 1024;
+/**
+ * git output one read for a page holds at most (ref lists, a page of commits): an answer past it is
+ * GIT_LIMIT_EXCEEDED, not a process's worth of memory. Reads run in a few slots at once (concurrency.ts).
+ */
+const MAX_READ_BYTES = 8 * 1024 * 1024;
 
 /**
  * Read-only views of a repository's git data for GraphQL (branches, tags,
@@ -43,6 +48,7 @@ export async function readCommits(dir: string, shas: string[]): Promise<Map<stri
   const { stdout } = await runGit(['log', '--no-walk=unsorted', '--stdin', '-z', `--format=${COMMIT_FORMAT}`], {
     cwd: dir,
     input: unique.join('\n') + '\n',
+    maxOutputBytes: MAX_READ_BYTES,
   });
   return new Map(parseCommits(stdout).map((commit) => [commit.sha, commit]));
 }
@@ -73,15 +79,18 @@ function normalizePath(path: string): string {
   return trimmed;
 }
 
-async function refs(dir: string, prefix: string, sort: string, format: string): Promise<string[]> {
-  const { stdout } = await runGit(['for-each-ref', `--sort=${sort}`, `--format=${format}%00`, prefix], { cwd: dir });
+async function refs(dir: string, patterns: string[], sort: string, format: string): Promise<string[]> {
+  const { stdout } = await runGit(['for-each-ref', `--sort=${sort}`, `--format=${format}%00`, ...patterns], {
+    cwd: dir,
+    maxOutputBytes: MAX_READ_BYTES,
+  });
   // Each record ends with NUL + newline; messages may contain newlines but never NUL.
   return stdout.split('\0\n').filter(Boolean);
 }
 
 /** Branches in name order. */
 export async function listBranches(dir: string, defaultBranch: string, page: Page): Promise<Connection<Branch>> {
-  const all = (await refs(dir, 'refs/heads/', 'refname', '%(objectname) %(refname)')).map((line) => ({
+  const all = (await refs(dir, ['refs/heads/'], 'refname', '%(objectname) %(refname)')).map((line) => ({
     sha: line.slice(0, 40),
     ref: line.slice(41),
   }));
@@ -97,13 +106,23 @@ export async function listBranches(dir: string, defaultBranch: string, page: Pag
   return connection(nodes, all.length, page);
 }
 
-/** Tags, newest first (by the tag's date, or its commit's for a lightweight tag). */
+/** Tags, newest first (by the tag's date, or its commit's for a lightweight tag); the messages of the page's only. */
 export async function listTags(dir: string, page: Page): Promise<Connection<Tag>> {
-  const all = (await refs(dir, 'refs/tags/', '-creatordate', '%(objectname)%00%(objecttype)%00%(refname)%00%(contents)')).map((record) => {
-    const [sha, type, ref, contents] = record.split('\0') as [string, string, string, string];
-    return { sha, ref, annotated: type === 'tag', message: type === 'tag' ? contents.replace(/\n+$/, '') : null };
+  const all = (await refs(dir, ['refs/tags/'], '-creatordate', '%(objectname)%00%(objecttype)%00%(refname)')).map((record) => {
+    const [sha, type, ref] = record.split('\0') as [string, string, string];
+    return { sha, ref, annotated: type === 'tag' };
   });
   const slice = all.slice(page.offset, page.offset + page.limit);
+  const annotated = slice.filter((tag) => tag.annotated).map((tag) => tag.ref);
+  // Tag names hold no glob characters (git refuses them), so each pattern is the ref itself (or a prefix of others, dropped here).
+  const messages = new Map(
+    annotated.length
+      ? (await refs(dir, annotated, 'refname', '%(refname)%00%(contents)')).map((record) => {
+          const [ref, contents] = record.split('\0') as [string, string];
+          return [ref, contents.replace(/\n+$/, '')];
+        })
+      : [],
+  );
   const peeled = await peelToCommits(
     dir,
     slice.map((tag) => tag.sha),
@@ -114,7 +133,12 @@ export async function listTags(dir: string, page: Page): Promise<Connection<Tag>
   );
   const nodes = slice.map((tag) => {
     const commitSha = peeled.get(tag.sha);
-    return { ...tag, name: tag.ref.slice('refs/tags/'.length), commit: (commitSha && commits.get(commitSha)) || null };
+    return {
+      ...tag,
+      name: tag.ref.slice('refs/tags/'.length),
+      message: tag.annotated ? (messages.get(tag.ref) ?? '') : null,
+      commit: (commitSha && commits.get(commitSha)) || null,
+    };
   });
   return connection(nodes, all.length, page);
 }
@@ -126,39 +150,59 @@ export async function listCommits(dir: string, revision: string, page: Page): Pr
     runGit(['rev-list', '--count', tip], { cwd: dir }),
     page.limit === 0
       ? Promise.resolve({ stdout: '' })
-      : runGit(['log', '-z', `--format=${COMMIT_FORMAT}`, `--skip=${page.offset}`, `--max-count=${page.limit}`, tip], { cwd: dir }),
+      : runGit(['log', '-z', `--format=${COMMIT_FORMAT}`, `--skip=${page.offset}`, `--max-count=${page.limit}`, tip], {
+          cwd: dir,
+          maxOutputBytes: MAX_READ_BYTES,
+        }),
   ]);
   return connection(parseCommits(log.stdout), Number(count.stdout.trim()), page);
 }
 
-/** The entries of the directory at `path` (the root when empty). NOT_FOUND when it is missing or not a directory. */
-export async function readTree(dir: string, revision: string, path: string): Promise<TreeEntry[]> {
+/**
+ * A page of the entries of the directory at `path` (the root when empty), in git's order. One
+ * `ls-tree` reads at most MAX_TREE_LISTING_MIB of entries (a directory may hold millions: past that
+ * the listing is `truncated`); only the page's blobs have their sizes looked up. NOT_FOUND when the
+ * path is missing or not a directory.
+ */
+export async function listTree(dir: string, revision: string, path: string, page: Page): Promise<TreeEntryConnection> {
   const tip = await resolveCommit(dir, revision);
   const at = normalizePath(path);
-  let stdout: string;
+  const args = ['ls-tree', '-z', '--end-of-options', `${tip}:${at}`];
+  let listing: Awaited<ReturnType<typeof runGitHead>>;
   try {
-    ({ stdout } = await runGit(['ls-tree', '-z', '-l', '--end-of-options', `${tip}:${at}`], { cwd: dir }));
+    listing = await runGitHead(args, MAX_TREE_LISTING_MIB * 1024 * 1024, { cwd: dir });
   } catch (error) {
     if (error instanceof GitCommandError) throw notFound('tree');
     throw error;
   }
-  // "<mode> <type> <sha> <size>\t<name>" per entry; size is "-" for trees and submodules.
-  return stdout
-    .split('\0')
-    .filter(Boolean)
-    .map((entry) => {
-      const tab = entry.indexOf('\t');
-      const [mode, type, sha, size] = entry.slice(0, tab).trim().split(/\s+/) as [string, string, string, string];
-      const name = entry.slice(tab + 1);
-      return {
-        name,
-        path: at ? `${at}/${name}` : name,
-        type: type as TreeEntryType,
-        mode,
-        sha,
-        size: size === '-' ? null : Number(size),
-      };
-    });
+  if (listing.exceeded) throw new GitLimitExceeded(args, listing.exceeded);
+  const records = listing.stdout.toString('utf8').split('\0');
+  records.pop(); // after the last NUL: nothing, or an entry cut short
+  // "<mode> <type> <sha>\t<name>" per entry.
+  const entries = records.slice(page.offset, page.offset + page.limit).map((record) => {
+    const tab = record.indexOf('\t');
+    const [mode, type, sha] = record.slice(0, tab).split(' ') as [string, string, string];
+    const name = record.slice(tab + 1);
+    return { name, path: at ? `${at}/${name}` : name, type: type as TreeEntryType, mode, sha, size: null as number | null };
+  });
+  const sizes = await objectSizes(
+    dir,
+    entries.filter((entry) => entry.type === TreeEntryType.BLOB).map((entry) => entry.sha),
+  );
+  for (const entry of entries) if (entry.type === TreeEntryType.BLOB) entry.size = sizes.get(entry.sha) ?? null;
+  return { ...connection(entries, records.length, page), truncated: listing.truncated };
+}
+
+/** Sizes of objects by sha, with one `cat-file --batch-check`. */
+async function objectSizes(dir: string, shas: string[]): Promise<Map<string, number>> {
+  const sizes = new Map<string, number>();
+  if (!shas.length) return sizes;
+  const { stdout } = await runGit(['cat-file', '--batch-check=%(objectname) %(objectsize)'], { cwd: dir, input: shas.join('\n') + '\n' });
+  for (const line of stdout.split('\n')) {
+    const [sha, size] = line.split(' ');
+    if (sha && size) sizes.set(sha, Number(size));
+  }
+  return sizes;
 }
 
 /** The file at `path`. NOT_FOUND when it is missing or not a file. */

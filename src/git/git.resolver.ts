@@ -2,10 +2,10 @@ import { Arg, Args, Ctx, Extensions, FieldResolver, Resolver, Root } from 'type-
 import type { ResolverContext } from '../graphql/context.js';
 import { PageArgs, resolvePage } from '../graphql/pagination.js';
 import { Repository } from '../repositories/repository.entity.js';
-import { GIT_FIELD_COST } from '../graphql/limits.js';
-import { listBranches, listCommits, listTags, readBlob, readTree } from './browse.js';
+import { BLOB_FIELD_COST, GIT_FIELD_COST } from '../graphql/limits.js';
+import { listBranches, listCommits, listTags, listTree, readBlob } from './browse.js';
 import { limited } from './concurrency.js';
-import { Blob, BranchConnection, CommitConnection, TagConnection, TreeEntry } from './git.types.js';
+import { Blob, BranchConnection, CommitConnection, TagConnection, TreeEntryConnection } from './git.types.js';
 import type { GitStorage } from './storage.js';
 
 type Context = ResolverContext<{ git: GitStorage }>;
@@ -14,7 +14,8 @@ type Context = ResolverContext<{ git: GitStorage }>;
  * Browsing a repository's git data (read-only), for frontends. These are
  * fields of `Repository`, so the repository was already found and its read
  * permission checked by the query that returned it. Each runs git, so each
- * costs GIT_FIELD_COST in the query cost limit and waits for a slot.
+ * costs GIT_FIELD_COST in the query cost limit (a blob, whose text may be a
+ * MiB, BLOB_FIELD_COST), lists are paged, and each waits for a slot.
  */
 @Resolver(() => Repository)
 export class GitResolver {
@@ -46,19 +47,22 @@ export class GitResolver {
   }
 
   @Extensions({ cost: GIT_FIELD_COST })
-  @FieldResolver(() => [TreeEntry], {
-    description: 'The directory at `path` (default: the root) at `ref` (default: the default branch). NOT_FOUND when it does not exist.',
+  @FieldResolver(() => TreeEntryConnection, {
+    description:
+      'A page of the directory at `path` (default: the root) at `ref` (default: the default branch). NOT_FOUND when it does not exist.',
   })
   tree(
     @Root() repo: Repository,
     @Arg('ref', () => String, { nullable: true }) ref: string | null,
     @Arg('path', () => String, { defaultValue: '' }) path: string,
+    @Args(() => PageArgs) page: PageArgs,
     @Ctx() ctx: Context,
-  ): Promise<TreeEntry[]> {
-    return limited(() => readTree(ctx.services.git.pathFor(repo.id), ref ?? repo.defaultBranch, path));
+  ): Promise<TreeEntryConnection> {
+    const resolved = resolvePage(page);
+    return limited(() => listTree(ctx.services.git.pathFor(repo.id), ref ?? repo.defaultBranch, path, resolved));
   }
 
-  @Extensions({ cost: GIT_FIELD_COST })
+  @Extensions({ cost: BLOB_FIELD_COST })
   @FieldResolver(() => Blob, {
     nullable: true,
     description: 'The file at `path` and `ref` (default: the default branch). NOT_FOUND when it does not exist or is not a file.',

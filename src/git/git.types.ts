@@ -1,5 +1,8 @@
 import { Field, Int, ObjectType, registerEnumType } from 'type-graphql';
-import { ConnectionType } from '../graphql/pagination.js';
+import { ConnectionType, type Connection } from '../graphql/pagination.js';
+
+/** What one directory listing reads of git's output at most (browse.ts). */
+export const MAX_TREE_LISTING_MIB = 8;
 
 /** GraphQL types of repository browsing: read-only views of the git data. */
 
@@ -125,6 +128,29 @@ export class Blob {
 
   @Field(() => String, { nullable: true, description: 'The content as UTF-8 text; null when binary or larger than 1 MiB.' })
   text!: string | null;
+}
+
+@ObjectType('TreeEntryConnection', { description: "A page of the entries of a directory, in git's order." })
+export class TreeEntryConnection implements Connection<TreeEntry> {
+  @Field(() => [TreeEntry])
+  nodes!: TreeEntry[];
+
+  @Field(() => Int, { description: 'Entries of the directory (of those read, when `truncated`).' })
+  totalCount!: number;
+
+  @Field(() => Int, { description: 'Page size applied.' })
+  limit!: number;
+
+  @Field(() => Int, { description: 'Offset applied.' })
+  offset!: number;
+
+  @Field({ description: 'Whether more entries follow this page.' })
+  hasMore!: boolean;
+
+  @Field({
+    description: `Whether the directory holds more entries than one listing reads (${MAX_TREE_LISTING_MIB} MiB of entries, some 100,000): only those are counted and paged.`,
+  })
+  truncated!: boolean;
 }
 
 export const BranchConnection = ConnectionType(Branch, 'BranchConnection');

@@ -36,6 +36,8 @@ export const MAX_SELECTIONS = 5_000;
 export const MAX_COST = 20_000;
 /** Base cost of a field that runs git (declared with `@Extensions({ cost })`): a process, not a row. */
 export const GIT_FIELD_COST = 50;
+/** Cost of a field that answers a file's text, up to 1 MiB: a thousand rows' worth (a query holds at most 20 of them). */
+export const BLOB_FIELD_COST = 1000;
 
 /** graphql-armor reports "… limit of N exceeded, found M."; the number found, for our message. */
 const found = (error: GraphQLError) => /found (\d+)/.exec(error.message)?.[1] ?? 'more';
