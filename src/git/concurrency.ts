@@ -19,7 +19,7 @@ export async function mapLimit<T, R>(items: T[], limit: number, work: (item: T) 
  * bounds how many pack-producing git processes run at once, so a crowd of
  * clones queues instead of exhausting memory.
  */
-export class Semaphore {
+class Semaphore {
   private active = 0;
   private readonly waiting: Array<() => void> = [];
 
@@ -116,6 +116,49 @@ export class SharedSlots {
       }
       this.serve();
     };
+  }
+}
+
+/**
+ * Slots shared fairly between keys (repositories): a key holds at most one slot at a time, and a
+ * freed slot goes to the key that has waited longest since it was last served, round robin —
+ * whatever one key has queued, another waits for at most one piece of its work per slot.
+ */
+export class FairSlots {
+  private active = 0;
+  private readonly held = new Set<string>();
+  /** Waiters by key; the map's order is the rotation (a key served goes to its back). */
+  private readonly queues = new Map<string, Array<() => void>>();
+
+  constructor(readonly size: number) {}
+
+  async run<T>(key: string, work: () => Promise<T>): Promise<T> {
+    await new Promise<void>((grant) => {
+      const queue = this.queues.get(key);
+      if (queue) queue.push(grant);
+      else this.queues.set(key, [grant]);
+      this.serve();
+    });
+    try {
+      return await work();
+    } finally {
+      this.active--;
+      this.held.delete(key);
+      this.serve();
+    }
+  }
+
+  private serve(): void {
+    for (const [key, waiters] of this.queues) {
+      if (this.active >= this.size) return;
+      if (this.held.has(key)) continue; // a key served meanwhile comes round again, and is skipped
+      const grant = waiters.shift()!;
+      this.queues.delete(key);
+      if (waiters.length) this.queues.set(key, waiters);
+      this.active++;
+      this.held.add(key);
+      grant();
+    }
   }
 }
 

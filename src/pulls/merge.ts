@@ -3,6 +3,7 @@ import type { PullDeps } from './pull-request.deps.js';
 import type { Principal } from '../principal.js';
 import { Permission } from '../auth/permissions.js';
 import { conflict, notMergeable, Problems } from '../errors/domain-error.js';
+import { SharedSlots } from '../git/concurrency.js';
 import type { MergeNote } from './follow-refs.js';
 import { buildMerge, MergeMethod, NotMergeable } from './merge-commits.js';
 import { PullRequestState } from './pull-request.entity.js';
@@ -11,6 +12,9 @@ import { findPullRequest } from './pull-request.service.js';
 
 /** How long a merge waits for a push to the same repository to finish. */
 const MERGE_LOCK_WAIT_MS = 30_000;
+/** Merges one account may have making commits at once in this process; more wait their turn (a merge can take git seconds of CPU). */
+const MERGES_PER_ACCOUNT = 2;
+const merging = new SharedSlots(Number.POSITIVE_INFINITY);
 
 function refuseUnmergeable(pr: { state: string; draft: boolean }): void {
   if (pr.state === PullRequestState.MERGED) throw notMergeable('the pull request is already merged');
@@ -60,6 +64,22 @@ export async function mergePullRequest(
     throw conflict(`the head branch was modified (it is at ${pr.headSha}): review the pull request and try again`);
   }
 
+  const release = (await merging.acquire([{ key: viewer.userId, max: MERGES_PER_ACCOUNT }]))!;
+  try {
+    return await merge(deps, viewer, repo, pr, input);
+  } finally {
+    release();
+  }
+}
+
+/** Steps 1-3, in one of the account's merge slots. */
+async function merge(
+  deps: PullDeps,
+  viewer: Principal,
+  repo: { id: string },
+  pr: Awaited<ReturnType<typeof findPullRequest>>,
+  input: MergePullRequestInput,
+): Promise<MergeResult> {
   const { git, refs, log } = deps;
   const started = performance.now();
   const merger = { name: viewer.login, email: viewer.email };

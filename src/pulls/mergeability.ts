@@ -1,17 +1,18 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { QueryResult } from '@mikro-orm/core';
 import type { Agenda } from 'agenda';
-import { mapLimit, Semaphore } from '../git/concurrency.js';
+import { FairSlots, mapLimit } from '../git/concurrency.js';
 import type { GitStorage } from '../git/storage.js';
 import type { Metrics } from '../http/metrics.js';
 import type { JobDefinitions } from '../jobs/agenda.js';
 import type { Logger } from '../logger.js';
+import { GitLimitExceeded } from '../git/run-git.js';
 import { countCommitsOf, mergeTree } from './pull-request.git.js';
 
 const MERGEABILITY_SWEEP_JOB = 'pull-request-mergeability-sweep';
 /** Open pull requests checked per pass over a repository; a repository with more gets another pass at once. */
 const BATCH = 100;
-/** `merge-tree` processes at once in this process. */
+/** git processes of checks at once in this process, shared fairly between repositories (FairSlots). */
 const CONCURRENT_CHECKS = 2;
 /** Open pull requests whose stored result is not for their current (base, head) pair. */
 const STALE = `state = 'open' and (mergeable_base_sha is distinct from base_sha or mergeable_head_sha is distinct from head_sha)`;
@@ -38,7 +39,7 @@ interface StalePullRequest {
 export class Mergeability {
   private readonly running = new Map<string, Promise<void>>();
   private readonly again = new Set<string>();
-  private readonly slots = new Semaphore(CONCURRENT_CHECKS);
+  private readonly slots = new FairSlots(CONCURRENT_CHECKS);
   private stopped = false;
 
   constructor(
@@ -102,7 +103,9 @@ export class Mergeability {
       const heads = stale.filter((pr) => pr.base_sha === base).map((pr) => pr.head_sha);
       counts.set(
         base,
-        this.limited(() => countCommitsOf(dir, base, heads)),
+        this.slots
+          .run(repositoryId, () => countCommitsOf(dir, base, heads))
+          .catch(this.beyondBounds(repositoryId, new Map<string, number>())),
       );
     }
     this.metrics.mergeabilityQueued.inc(stale.length);
@@ -117,7 +120,9 @@ export class Mergeability {
         let outcome = 'failed';
         try {
           const [result, counted] = await Promise.all([
-            this.limited(() => mergeTree(dir, pr.base_sha, pr.head_sha)),
+            this.slots
+              .run(repositoryId, () => mergeTree(dir, pr.base_sha, pr.head_sha))
+              .catch(this.beyondBounds(repositoryId, { tree: null, conflicts: [] as string[] })),
             counts.get(pr.base_sha)!,
           ]);
           const commits = counted.get(pr.head_sha) ?? 0;
@@ -144,12 +149,16 @@ export class Mergeability {
     if (stale.length === BATCH) this.again.add(repositoryId);
   }
 
-  private async limited<T>(work: () => Promise<T>): Promise<T> {
-    const release = await this.slots.acquire();
-    try {
-      return await work();
-    } finally {
-      release();
-    }
+  /**
+   * A check git cannot make within its bounds (git-bounds.ts) is answered as not mergeable, without
+   * conflicting paths, and stored like any answer: checking the same pair again would meet the same
+   * bound, every sweep. Such a pull request is merged outside the service.
+   */
+  private beyondBounds<T>(repositoryId: string, fallback: T) {
+    return (error: unknown): T => {
+      if (!(error instanceof GitLimitExceeded)) throw error;
+      this.log.warn({ repositoryId, err: error }, 'a mergeability check met a bound of git; stored as not mergeable');
+      return fallback;
+    };
   }
 }

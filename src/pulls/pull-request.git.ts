@@ -1,7 +1,8 @@
 import { Field, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { readCommits } from '../git/browse.js';
 import type { Commit } from '../git/git.types.js';
-import { GitCommandError, runGit, runGitAccepting } from '../git/run-git.js';
+import { gitBounds } from '../git/git-bounds.js';
+import { GitCommandError, GitLimitExceeded, runGit, runGitAccepting, runGitHead } from '../git/run-git.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
 
 /** Read-only views of a pull request's git data: its commits, its files, whether it merges cleanly. */
@@ -16,12 +17,16 @@ registerEnumType(FileStatus, { name: 'PullRequestFileStatus' });
 
 /** Patches larger than this are omitted (as GitHub does), the file is still listed. */
 const MAX_PATCH_BYTES = 64 * 1024;
-/** Files changing more lines than this get no patch without even producing it. */
-const MAX_PATCH_LINES = 20_000;
 /** Blobs larger than this are binary to these diffs: listed without line counts or patch, and never diffed. */
 const BIG_FILE = '1m';
-/** Blob content one page of files may diff for its patches; files past it are listed without. */
+/** Blob content one page of files may diff for its patches; files past it are listed with line counts, without patch. */
 const PAGE_PATCH_BUDGET_BYTES = 16 * 1024 * 1024;
+/** Files a pull request lists at most, in path order (as GitHub's list stops at 3,000). */
+const MAX_PULL_FILES = 3000;
+/** The listing of changed files read from git at most: far more than MAX_PULL_FILES entries of any sane paths. */
+const MAX_LISTING_BYTES = 8 * 1024 * 1024;
+/** Rename candidates git compares at most (`-l`, git's own diff.renameLimit); past it renames are not looked for. */
+const RENAME_LIMIT = 1000;
 
 @ObjectType('PullRequestFile', { description: 'A file the pull request changes, against the merge base of base and head.' })
 export class PullRequestFile {
@@ -94,7 +99,11 @@ export async function mergeBase(dir: string, base: string, head: string): Promis
 
 /** The pull request's commits, oldest first (the order a reviewer reads them), paged. */
 export async function listPullCommits(dir: string, base: string, head: string, page: Page): Promise<Connection<Commit>> {
-  const { stdout } = await runGit(['rev-list', '--reverse', '--topo-order', head, `^${base}`], { cwd: dir });
+  // Every sha, to page oldest first: 41 bytes a commit, bounded like any read (some 200,000 commits).
+  const { stdout } = await runGit(['rev-list', '--reverse', '--topo-order', head, `^${base}`], {
+    cwd: dir,
+    maxOutputBytes: 8 * 1024 * 1024,
+  });
   const shas = stdout.split('\n').filter(Boolean);
   const slice = shas.slice(page.offset, page.offset + page.limit);
   const commits = await readCommits(dir, slice);
@@ -108,61 +117,62 @@ export async function listPullCommits(dir: string, base: string, head: string, p
 const STATUS: Record<string, FileStatus> = { A: FileStatus.ADDED, D: FileStatus.REMOVED, R: FileStatus.RENAMED };
 const ZERO = '0'.repeat(40);
 
-/** A listed file with the blobs of both sides, which its patch is made from. */
-type ListedFile = PullRequestFile & { before: Side | null; after: Side | null; patchable: boolean };
+/** A listed file with the blobs of both sides, which its line counts and patch are made from. */
+type ListedFile = PullRequestFile & { before: Side | null; after: Side | null };
 interface Side {
   mode: string;
   sha: string;
 }
 
 /**
- * The files the pull request changes (against the merge base of base and
- * head, as GitHub shows them), in path order, paged. One `git diff --raw
- * --numstat` lists them all with the blobs of both sides; the page's patches
- * are made from those very blobs (see addPatches), so each patch belongs to
- * its file by construction, whatever the paths hold.
+ * The files the pull request changes (against the merge base of base and head, as GitHub shows
+ * them), in path order, paged: at most MAX_PULL_FILES. One `git diff --raw` lists them with the
+ * blobs of both sides (changedFiles); the page's line counts and patches are made from those very
+ * blobs (see addCountsAndPatches), so each belongs to its file by construction, whatever the paths
+ * hold, and no file beyond the page is diffed.
  */
 export async function listPullFiles(dir: string, base: string, head: string, page: Page): Promise<Connection<PullRequestFile>> {
   // Against the merge base; histories that share none (a head force-pushed to another history) against base itself.
   const from = (await mergeBase(dir, base, head)) ?? base;
-  const { stdout } = await runGit(
-    [
-      '-c',
-      `core.bigFileThreshold=${BIG_FILE}`,
-      'diff',
-      '--no-color',
-      '--no-ext-diff',
-      '-M',
-      '--raw',
-      '--no-abbrev', // full blob names in the raw entries: the patches are made from them
-      '--numstat',
-      '-z',
-      from,
-      head,
-    ],
-    { cwd: dir },
-  );
-  const files = parseRawNumstat(stdout);
+  const files = await changedFiles(dir, from, head);
   const slice = files.slice(page.offset, page.offset + page.limit);
-  await addPatches(dir, slice);
+  await addCountsAndPatches(dir, slice);
   return connection(
-    slice.map(({ before: _before, after: _after, patchable: _patchable, ...file }) => file),
+    slice.map(({ before: _before, after: _after, ...file }) => file),
     files.length,
     page,
   );
 }
 
-/** `--raw` entries (modes, blobs, status, paths) followed by as many `--numstat` entries (line counts), NUL-separated. */
-function parseRawNumstat(output: string): ListedFile[] {
+/**
+ * What changed between two commits, the first MAX_PULL_FILES files. Renames are looked for among at
+ * most RENAME_LIMIT candidates and within a quarter of git's deadline (it is only a nicety): past
+ * either, the files are listed without renames (removed and added). Beyond git's bounds even then
+ * (a tree of billions of paths), GIT_LIMIT_EXCEEDED.
+ */
+async function changedFiles(dir: string, from: string, head: string): Promise<ListedFile[]> {
+  const diff = (renames: string[]) => [
+    ...['-c', `core.bigFileThreshold=${BIG_FILE}`, '-c', `diff.renameLimit=${RENAME_LIMIT}`, 'diff', '--no-color', '--no-ext-diff'],
+    ...['--raw', '-z', '--no-abbrev', ...renames, from, head], // full blob names in the raw entries: counts and patches are made from them
+  ];
+  let listing = await runGitHead(diff(['-M']), MAX_LISTING_BYTES, { cwd: dir, timeoutMs: gitBounds().timeoutMs / 4 });
+  if (listing.exceeded) listing = await runGitHead(diff(['--no-renames']), MAX_LISTING_BYTES, { cwd: dir });
+  if (listing.exceeded) throw new GitLimitExceeded(diff(['--no-renames']), listing.exceeded);
+  return parseRaw(listing.stdout.toString('utf8'), listing.truncated).slice(0, MAX_PULL_FILES);
+}
+
+/** `--raw` entries (modes, blobs, status, paths), NUL-separated; a last entry cut short is dropped. */
+function parseRaw(output: string, truncated: boolean): ListedFile[] {
   const tokens = output.split('\0');
+  if (truncated) tokens.pop();
   const files: ListedFile[] = [];
-  let i = 0;
-  for (; i < tokens.length && tokens[i]!.startsWith(':'); i++) {
+  for (let i = 0; i < tokens.length && tokens[i]!.startsWith(':'); i++) {
     const [srcMode, dstMode, srcSha, dstSha, status] = tokens[i]!.slice(1).split(' ') as [string, string, string, string, string];
     const kind = status[0]!;
     const renamed = kind === 'R' || kind === 'C';
-    const from = renamed ? tokens[++i]! : null;
-    const to = tokens[++i]!;
+    const from = renamed ? tokens[++i] : null;
+    const to = tokens[++i];
+    if (to === undefined || from === undefined) break; // cut short
     files.push({
       filename: to,
       previousFilename: kind === 'R' ? from : null,
@@ -173,17 +183,7 @@ function parseRawNumstat(output: string): ListedFile[] {
       patch: null,
       before: srcSha === ZERO ? null : { mode: srcMode, sha: srcSha },
       after: dstSha === ZERO ? null : { mode: dstMode, sha: dstSha },
-      patchable: true,
     });
-  }
-  for (const file of files) {
-    const [added, deleted] = tokens[i]!.split('\t');
-    i += tokens[i]!.endsWith('\t') ? 3 : 1; // a rename's paths follow as two more tokens
-    const binary = added === '-';
-    file.additions = binary ? 0 : Number(added);
-    file.deletions = binary ? 0 : Number(deleted);
-    file.changes = file.additions + file.deletions;
-    file.patchable = !binary && file.changes > 0 && file.changes <= MAX_PATCH_LINES;
   }
   return files;
 }
@@ -193,45 +193,65 @@ const entry = (side: Side, name: string) =>
   side.mode === '160000' ? `160000 commit ${side.sha}\t${name}` : `100644 blob ${side.sha}\t${name}`;
 
 /**
- * Patches for a page of files, with one `git diff` between two trees made for
- * it: file i of the page is `f<i>` in both, holding its blob before and after.
- * Every block of that diff is then named `f<i>`: nothing in a path (spaces,
- * newlines, bytes that are not UTF-8) or in a file's content can make a patch
- * land on another file, and renames are the ones the listing found.
+ * Line counts and patches for a page of files, from `git diff` between two trees made for it: file
+ * i of the page is `f<i>` in both, holding its blob before and after. Every line and block of that
+ * diff is then named `f<i>`: nothing in a path (spaces, newlines, bytes that are not UTF-8) or in a
+ * file's content can make a count or patch land on another file. Files whose blobs fit the page's
+ * budget get their patch in the same diff; the others only their counts, in a second one.
  */
-async function addPatches(dir: string, files: ListedFile[]): Promise<void> {
+async function addCountsAndPatches(dir: string, files: ListedFile[]): Promise<void> {
   const sizes = await blobSizes(
     dir,
-    files.filter((file) => file.patchable).flatMap((file) => [file.before, file.after]),
+    files.flatMap((file) => [file.before, file.after]),
   );
   let budget = PAGE_PATCH_BUDGET_BYTES;
-  const chosen = new Map<string, ListedFile>();
+  const patched = new Map<string, ListedFile>();
+  const counted = new Map<string, ListedFile>();
   files.forEach((file, i) => {
-    if (!file.patchable) return;
     const size = [file.before, file.after].reduce((sum, side) => sum + (side ? (sizes.get(side.sha) ?? 0) : 0), 0);
-    if (size > budget) return;
-    budget -= size;
-    chosen.set(`f${i}`, file);
+    const fits = size <= budget;
+    if (fits) budget -= size;
+    (fits ? patched : counted).set(`f${i}`, file);
   });
-  if (!chosen.size) return;
+  await Promise.all([diffPage(dir, patched, true), diffPage(dir, counted, false)]);
+}
+
+/** One `git diff --numstat` (with `-p`: and patches) of the files `named`, each under its own name. */
+async function diffPage(dir: string, named: Map<string, ListedFile>, withPatches: boolean): Promise<void> {
+  if (!named.size) return;
   const tree = async (side: 'before' | 'after') => {
-    const lines = [...chosen].flatMap(([name, file]) => (file[side] ? [entry(file[side], name)] : []));
+    const lines = [...named].flatMap(([name, file]) => (file[side] ? [entry(file[side], name)] : []));
     const input = lines.map((line) => `${line}\n`).join(''); // no line at all is the empty tree (a blank line is an error)
     return (await runGit(['mktree', '--missing'], { cwd: dir, input })).stdout.trim();
   };
   const [before, after] = await Promise.all([tree('before'), tree('after')]);
   const { stdout } = await runGit(
-    ['-c', `core.bigFileThreshold=${BIG_FILE}`, 'diff', '--no-color', '--no-ext-diff', '--no-renames', before, after],
+    [
+      ...['-c', `core.bigFileThreshold=${BIG_FILE}`, 'diff', '--no-color', '--no-ext-diff', '--no-renames', '--numstat'],
+      ...(withPatches ? ['-p'] : []),
+      ...[before, after],
+    ],
     { cwd: dir },
   );
+  // "<added>\t<deleted>\tf<i>" per file ("-" for binary), then with -p the patch blocks.
+  const patches = stdout.indexOf('\ndiff --git ');
+  for (const line of (patches < 0 ? stdout : stdout.slice(0, patches)).split('\n')) {
+    const [added, deleted, name] = line.split('\t');
+    const file = name === undefined ? undefined : named.get(name);
+    if (!file || added === '-') continue;
+    file.additions = Number(added);
+    file.deletions = Number(deleted);
+    file.changes = file.additions + file.deletions;
+  }
+  if (!withPatches || patches < 0) return;
   // Blocks start at "diff --git a/f<i> b/f<i>" lines; a line of content in a patch always starts with
-  // ' ', '+', '-' or '\', so only "\n" (never another line break) can start a header.
+  // ' ', '+', '-' or '\\', so only "\n" (never another line break) can start a header.
   const blocks = new Map<string, string[]>();
-  for (const block of `\n${stdout}`.split('\ndiff --git ').slice(1)) {
+  for (const block of stdout.slice(patches).split('\ndiff --git ').slice(1)) {
     const name = /^a\/(f\d+) /.exec(block)?.[1];
     if (name) blocks.set(name, [...(blocks.get(name) ?? []), block]);
   }
-  for (const [name, file] of chosen) {
+  for (const [name, file] of named) {
     const found = blocks.get(name);
     file.patch = found?.length === 1 ? patchOf(found[0]!) : null; // two blocks: a blob became a submodule or back
   }
