@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Metrics } from '../http/metrics.js';
 import type { Logger } from '../logger.js';
 
-/** A budget: at most `limit` units per window of `windowMs`, per subject (a token, an address). 0 = unlimited. */
+/** A budget: at most `limit` units per window of `windowMs`, per subject (a user, an address). 0 = unlimited. */
 export interface Budget {
   /** Names the bucket family in storage and in `X-RateLimit-Resource`. */
   name: string;

@@ -9,11 +9,12 @@ const MINUTE = 60_000;
 const COST_PER_POINT = 100;
 
 /**
- * Cairn's rate limits, as GitHub has them: a primary budget per token per
+ * Cairn's rate limits, as GitHub has them: a primary budget per user per
  * hour (a REST request is 1; a GraphQL operation its cost in points), a
- * secondary budget per token per minute on creating content (issues, pull
+ * secondary budget per user per minute on creating content (issues, pull
  * requests, reviews, webhooks, tokens), and anonymous git fetches per client
- * address per hour.
+ * address per hour. The budgets bind the user, not the token: all of a
+ * user's tokens draw on the same ones, so minting more tokens buys nothing.
  */
 export class RateLimits {
   private readonly core: Budget;
@@ -31,22 +32,22 @@ export class RateLimits {
 
   /** One REST request. */
   request(viewer: Principal): Promise<Quota | null> {
-    return this.limiter.take(this.core, viewer.tokenId);
+    return this.limiter.take(this.core, viewer.userId);
   }
 
   /** A GraphQL operation of estimated `cost`. */
   operation(viewer: Principal, cost: number): Promise<Quota | null> {
-    return this.limiter.take(this.core, viewer.tokenId, Math.max(1, Math.ceil(cost / COST_PER_POINT)));
+    return this.limiter.take(this.core, viewer.userId, Math.max(1, Math.ceil(cost / COST_PER_POINT)));
   }
 
   /** The primary budget, charging nothing (GraphQL before its cost is known). */
   standing(viewer: Principal): Promise<Quota | null> {
-    return this.limiter.peek(this.core, viewer.tokenId);
+    return this.limiter.peek(this.core, viewer.userId);
   }
 
   /** Creating one piece of content: throws RATE_LIMITED beyond the per-minute budget. */
   async creation(viewer: Principal): Promise<void> {
-    const quota = await this.limiter.take(this.creations, viewer.tokenId);
+    const quota = await this.limiter.take(this.creations, viewer.userId);
     if (quota && !quota.allowed) {
       throw refusal(
         quota,
