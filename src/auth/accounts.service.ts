@@ -8,6 +8,7 @@ import { grants, isScope, SCOPES, type Principal, type Scope } from '../principa
 import { AccessToken } from './access-token.entity.js';
 import type { CreateAccessTokenInput, CreatedAccessToken, CreateUserInput } from './auth.inputs.js';
 import type { TokenAuthenticator } from './authenticate.js';
+import { boundedExpiry } from './token-limits.js';
 import { generateToken, hashToken } from './tokens.js';
 import { User } from './user.entity.js';
 
@@ -111,7 +112,8 @@ export class Accounts {
    * A caller may create tokens for themself; a site admin (admin scope) for
    * anyone. A token can only hand out scopes its caller's token holds, so a
    * read-only token cannot mint a read-write one, and only site admins may
-   * hold `admin`.
+   * hold `admin`; nor can it hand out more time than it has left
+   * (`boundedExpiry`), for whomever it mints.
    */
   async createAccessToken(em: EntityManager, viewer: Principal, input: CreateAccessTokenInput): Promise<CreatedAccessToken> {
     const forOther = input.login != null && input.login.toLowerCase() !== viewer.login.toLowerCase();
@@ -127,6 +129,7 @@ export class Accounts {
     if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) {
       problems.add('expiresAt', 'in_past', 'expiresAt must be in the future');
     }
+    const expiresAt = boundedExpiry(viewer, input.expiresAt ?? null, problems);
     problems.throwIfAny();
 
     const scopes = [...new Set(input.scopes)] as Scope[];
@@ -136,7 +139,7 @@ export class Accounts {
     const user = await em.findOne(User, forOther ? { loginKey: input.login!.toLowerCase() } : { id: viewer.userId });
     if (!user) throw notFound('user');
     if (scopes.includes('admin') && !user.admin) throw new DomainError('FORBIDDEN', 'only site admins may hold the admin scope');
-    return issueToken(em, user, name, scopes, input.expiresAt ?? null);
+    return issueToken(em, user, name, scopes, expiresAt);
   }
 
   async revokeAccessToken(em: EntityManager, viewer: Principal, id: string): Promise<boolean> {
