@@ -69,7 +69,9 @@ if (values.help || !noun) {
 } else if (command === 'token create') {
   const name = required(values.name, '--name');
   const scopes = required(values.scopes, '--scopes');
-  const data = await graphql<{ createAccessToken: { token: string; accessToken: { id: string; scopes: string[] } } }>(
+  const data = await graphql<{
+    createAccessToken: { token: string; accessToken: { id: string; scopes: string[]; expiresAt: string | null } };
+  }>(
     values,
     'mutation($input: CreateAccessTokenInput!) { createAccessToken(input: $input) { token accessToken { id name scopes expiresAt } } }',
     {
@@ -85,7 +87,9 @@ if (values.help || !noun) {
     },
   );
   const { token, accessToken } = data.createAccessToken;
-  console.log(`created token ${accessToken.id} with scopes ${accessToken.scopes.join(', ')} (shown once):`);
+  // The expiry the service set, which may be the calling token's own when --expires-at was not given.
+  const expiry = accessToken.expiresAt ? `, expires ${accessToken.expiresAt}` : '';
+  console.log(`created token ${accessToken.id} with scopes ${accessToken.scopes.join(', ')}${expiry} (shown once):`);
   console.log(token);
 } else if (command === 'token list') {
   await listTokens(values);

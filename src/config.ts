@@ -32,9 +32,9 @@ export interface Config {
 
 /** Budgets per window; 0 turns that limit off. */
 export interface RateLimitSettings {
-  /** REST requests and GraphQL points per token per hour (CAIRN_RATE_LIMIT). */
+  /** REST requests and GraphQL points per user (all their tokens together) per hour (CAIRN_RATE_LIMIT). */
   perHour: number;
-  /** Issues, pull requests, reviews, webhooks and tokens created per token per minute (CAIRN_RATE_LIMIT_CREATE). */
+  /** Issues, pull requests, reviews, webhooks and tokens created per user per minute (CAIRN_RATE_LIMIT_CREATE). */
   createsPerMinute: number;
   /** Anonymous git fetch requests per client address per hour (CAIRN_RATE_LIMIT_GIT_ANONYMOUS). */
   anonymousFetchesPerHour: number;

@@ -42,7 +42,7 @@ export interface Services {
   issues: Issues;
   pulls: PullRequests;
   hooks: WebhookSettings;
-  /** Per-token and per-address budgets, shared by the processes on one database. */
+  /** Per-user and per-address budgets, shared by the processes on one database. */
   rateLimits: RateLimits;
 }
 

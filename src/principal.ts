@@ -27,5 +27,7 @@ export interface Principal {
   email: string;
   admin: boolean;
   tokenId: string;
+  /** When the caller's token stops working (null: never). A token it mints may not outlive it. */
+  tokenExpiresAt: Date | null;
   scopes: ReadonlySet<Scope>;
 }

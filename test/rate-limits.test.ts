@@ -39,7 +39,7 @@ function limits(headers: Headers) {
   };
 }
 
-describe('primary limit per token', () => {
+describe('primary limit per user', () => {
   test('every REST answer carries the budget; the request past it is 429 with Retry-After and changes nothing', async () => {
     const alice = await freshUser('rl-alice');
     const seen = [];
@@ -67,12 +67,15 @@ describe('primary limit per token', () => {
     expect(gql.status).toBe(429);
     expect(gql.errors?.[0]?.extensions.code).toBe('RATE_LIMITED');
 
-    // Nothing was created, and the budget is per token: another token of the same user still works.
+    // The budget is the user's: another token of the same user finds it spent too.
     const other = new Client(server, await createToken(admin, 'rl-alice', ['repo']));
-    const repos = await other.get('/repos?owner=rl-alice');
+    const again = await other.get('/repos?owner=rl-alice');
+    expect(again.status).toBe(429);
+    expect(limits(again.headers)).toMatchObject({ limit: 10, remaining: 0, used: 10 });
+    // Nothing was created (asked through the set-up process, whose budget is the suite's generous one).
+    const repos = await new Client(setup, other.token).get('/repos?owner=rl-alice');
     expect(repos.status).toBe(200);
     expect(repos.body.total).toBe(0);
-    expect(limits(repos.headers).remaining).toBe(9);
   });
 
   test('GraphQL counts by cost: an operation costs its estimated cost / 100, at least 1; one past the budget does not run', async () => {
@@ -134,6 +137,11 @@ describe('secondary limit on creating content', () => {
     expect(refused.body.error.code).toBe('rate_limited');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+    // The creation budget is the user's too: a fresh token of bob's is refused the same way.
+    const bobAgain = new Client(server, await createToken(admin, 'rl-bob', ['repo']));
+    const alsoRefused = await bobAgain.post(`/repos/${repo}/issues`, { title: 'with another token' });
+    expect(alsoRefused.status).toBe(429);
+    expect(alsoRefused.body.error.code).toBe('rate_limited');
 
     const dave = await freshUser('rl-dave');
     const aliases = Array.from(
@@ -147,6 +155,7 @@ describe('secondary limit on creating content', () => {
     const listed = await owner.get(`/repos/${repo}/issues?state=all`);
     expect(listed.body.total).toBe(6);
     expect(listed.body.data.map((i: { title: string }) => i.title)).not.toContain('one too many');
+    expect(listed.body.data.map((i: { title: string }) => i.title)).not.toContain('with another token');
   });
 });
 

@@ -1,4 +1,4 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { conflict, DomainError, notFound, Problems } from '../errors/domain-error.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
@@ -8,6 +8,7 @@ import { grants, isScope, SCOPES, type Principal, type Scope } from '../principa
 import { AccessToken } from './access-token.entity.js';
 import type { CreateAccessTokenInput, CreatedAccessToken, CreateUserInput } from './auth.inputs.js';
 import type { TokenAuthenticator } from './authenticate.js';
+import { boundedExpiry, requireRoomForToken } from './token-limits.js';
 import { generateToken, hashToken } from './tokens.js';
 import { User } from './user.entity.js';
 
@@ -111,7 +112,9 @@ export class Accounts {
    * A caller may create tokens for themself; a site admin (admin scope) for
    * anyone. A token can only hand out scopes its caller's token holds, so a
    * read-only token cannot mint a read-write one, and only site admins may
-   * hold `admin`.
+   * hold `admin`; nor can it hand out more time than it has left
+   * (`boundedExpiry`), for whomever it mints. A user holds at most
+   * MAX_ACTIVE_TOKENS working tokens, whoever mints them.
    */
   async createAccessToken(em: EntityManager, viewer: Principal, input: CreateAccessTokenInput): Promise<CreatedAccessToken> {
     const forOther = input.login != null && input.login.toLowerCase() !== viewer.login.toLowerCase();
@@ -127,16 +130,22 @@ export class Accounts {
     if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) {
       problems.add('expiresAt', 'in_past', 'expiresAt must be in the future');
     }
+    const expiresAt = boundedExpiry(viewer, input.expiresAt ?? null, problems);
     problems.throwIfAny();
 
     const scopes = [...new Set(input.scopes)] as Scope[];
     for (const scope of scopes) {
       if (!grants(viewer.scopes, scope)) throw new DomainError('FORBIDDEN', `this token cannot grant the ${scope} scope it does not hold`);
     }
-    const user = await em.findOne(User, forOther ? { loginKey: input.login!.toLowerCase() } : { id: viewer.userId });
-    if (!user) throw notFound('user');
-    if (scopes.includes('admin') && !user.admin) throw new DomainError('FORBIDDEN', 'only site admins may hold the admin scope');
-    return issueToken(em, user, name, scopes, input.expiresAt ?? null);
+    return em.transactional(async (tx) => {
+      // The user's row lock queues concurrent creations for one user, so the count of their tokens is exact.
+      const where = forOther ? { loginKey: input.login!.toLowerCase() } : { id: viewer.userId };
+      const user = await tx.findOne(User, where, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      if (!user) throw notFound('user');
+      if (scopes.includes('admin') && !user.admin) throw new DomainError('FORBIDDEN', 'only site admins may hold the admin scope');
+      await requireRoomForToken(tx, user);
+      return issueToken(tx, user, name, scopes, expiresAt);
+    });
   }
 
   async revokeAccessToken(em: EntityManager, viewer: Principal, id: string): Promise<boolean> {

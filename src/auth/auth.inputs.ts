@@ -25,7 +25,11 @@ export class CreateAccessTokenInput {
   @Field(() => [String], { description: `Any of: ${SCOPES.join(', ')}.` })
   scopes!: string[];
 
-  @Field(() => Date, { nullable: true })
+  @Field(() => Date, {
+    nullable: true,
+    description:
+      "When the token stops working. Never later than the calling token's own expiry: omitted, a token minted by an expiring token gets that expiry (by one that never expires, none).",
+  })
   expiresAt?: Date | null;
 }
 

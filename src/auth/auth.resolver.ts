@@ -6,6 +6,7 @@ import { AccessToken } from './access-token.entity.js';
 import { CreateAccessTokenInput, CreatedAccessToken, CreateUserInput } from './auth.inputs.js';
 import { User } from './user.entity.js';
 import type { Accounts } from './accounts.service.js';
+import { MAX_ACTIVE_TOKENS } from './token-limits.js';
 
 type Context = ResolverContext<{ accounts: Accounts }>;
 
@@ -50,7 +51,11 @@ export class AuthResolver {
   }
 
   @UseMiddleware(CreatesContent)
-  @Mutation(() => CreatedAccessToken)
+  @Mutation(() => CreatedAccessToken, {
+    description:
+      `A token for yourself (a site admin: for anyone). A user holds at most ${MAX_ACTIVE_TOKENS} active tokens (neither revoked nor expired); ` +
+      "a token never outlives the token that mints it (see expiresAt). Counts against the user's creation budget.",
+  })
   createAccessToken(
     @Arg('input', () => CreateAccessTokenInput) input: CreateAccessTokenInput,
     @Ctx() ctx: Context,

@@ -90,14 +90,16 @@ export class TokenAuthenticator {
         .execute('update access_tokens set last_used_at = ? where id = ?', [new Date(now), row.token_id])
         .catch((error: unknown) => this.log.warn({ err: error }, 'could not record token use'));
     }
+    const tokenExpiresAt = row.expires_at ? new Date(row.expires_at) : null;
     const principal: Principal = {
       userId: row.user_id,
       login: row.login,
       email: row.email,
       admin: row.admin,
       tokenId: row.token_id,
+      tokenExpiresAt,
       scopes: new Set(row.scopes.filter(isScope) as Scope[]),
     };
-    return { principal, expiresAt: row.expires_at ? new Date(row.expires_at).getTime() : null, verifiedAt: now };
+    return { principal, expiresAt: tokenExpiresAt?.getTime() ?? null, verifiedAt: now };
   }
 }

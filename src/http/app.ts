@@ -84,8 +84,10 @@ export function createApp<C extends object>({
   app.use(
     '/graphql',
     requireToken(authenticate, sendGraphQLError),
-    // An operation is charged its cost once it is known (apollo.ts); a spent budget is refused before parsing.
-    rateLimited((res) => rateLimits.standing(viewerOf(res)), sendGraphQLError),
+    // 1 point on arrival, so a request refused below (its body, the token limit, parsing, validation,
+    // the cost limit) still pays for the work; its operation pays the rest once costed (apollo.ts).
+    // A spent budget is refused here, before anything is read.
+    rateLimited((res) => rateLimits.arrival(viewerOf(res)), sendGraphQLError),
     express.json({ limit: MAX_BODY_BYTES }),
     tokenLimit(sendGraphQLError),
     expressMiddleware(apollo, { context: async ({ res }) => context(res) }),

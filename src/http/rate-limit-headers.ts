@@ -5,9 +5,9 @@ import { rateLimitHeaders, refusal } from '../ratelimit/rate-limits.js';
 import { locals } from './request-context.js';
 
 /**
- * After authentication: judges the request against the caller's primary budget
- * (`quota`: charge it, or only look for an operation charged later by its
- * cost), sends the headers, and refuses with 429 when the budget is spent.
+ * After authentication, before anything else is read: charges the request to
+ * the caller's primary budget (`quota`; a GraphQL request its first point),
+ * sends the headers, and refuses with 429 when the budget is spent.
  */
 export function rateLimited(quota: (res: Response) => Promise<Quota | null>, send: (res: Response, error: DomainError) => void) {
   return async (_req: Request, res: Response, next: NextFunction) => {

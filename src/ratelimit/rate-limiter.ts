@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Metrics } from '../http/metrics.js';
 import type { Logger } from '../logger.js';
 
-/** A budget: at most `limit` units per window of `windowMs`, per subject (a token, an address). 0 = unlimited. */
+/** A budget: at most `limit` units per window of `windowMs`, per subject (a user, an address). 0 = unlimited. */
 export interface Budget {
   /** Names the bucket family in storage and in `X-RateLimit-Resource`. */
   name: string;
@@ -37,6 +37,9 @@ interface Counter {
   /** The first read of the window's total (once per subject, window and process). */
   loaded: Promise<void>;
 }
+
+/** What a subject has used of its window, as this process knows it. */
+const usage = (counter: Counter) => counter.known + counter.writing + counter.pending;
 
 /** How often counts are written and the other processes' counts read back. */
 const SYNC_MS = 500;
@@ -78,28 +81,27 @@ export class RateLimiter {
     await this.sync();
   }
 
-  /** Charges `cost` units to `subject` unless that would exceed the budget. Null when the budget is unlimited. */
-  async take(budget: Budget, subject: string, cost = 1, now = Date.now()): Promise<Quota | null> {
+  /**
+   * Charges `cost` units to `subject` unless that would exceed the budget. Null when the budget is
+   * unlimited. `paid`: what this request was charged already in this window (a GraphQL request's
+   * point on arrival); a refusal gives it back, so a refused charge counts nothing.
+   */
+  async take(budget: Budget, subject: string, cost = 1, paid = 0, now = Date.now()): Promise<Quota | null> {
     if (budget.limit === 0) return null;
     const counter = await this.counter(budget, subject, now);
-    const used = counter.known + counter.writing + counter.pending;
-    const allowed = used + cost <= budget.limit;
+    const allowed = usage(counter) + cost <= budget.limit;
     if (allowed) counter.pending += cost;
-    else this.metrics.rateLimitRefusals.inc({ resource: budget.name });
-    return this.quota(budget, counter, allowed);
-  }
-
-  /** Where `subject` stands, charging nothing; asked only where a spent budget refuses the request (counted as a refusal). */
-  async peek(budget: Budget, subject: string, now = Date.now()): Promise<Quota | null> {
-    if (budget.limit === 0) return null;
-    const counter = await this.counter(budget, subject, now);
-    const allowed = counter.known + counter.writing + counter.pending < budget.limit;
-    if (!allowed) this.metrics.rateLimitRefusals.inc({ resource: budget.name });
+    else {
+      // Never below nothing. A deposit taken in the last moment of the window before this one may
+      // be given back here, one unit this window never took: a bound, like the overshoot across processes.
+      counter.pending -= Math.min(paid, usage(counter));
+      this.metrics.rateLimitRefusals.inc({ resource: budget.name });
+    }
     return this.quota(budget, counter, allowed);
   }
 
   private quota(budget: Budget, counter: Counter, allowed: boolean): Quota {
-    const used = Math.min(counter.known + counter.writing + counter.pending, budget.limit);
+    const used = Math.min(usage(counter), budget.limit);
     return {
       resource: budget.name,
       limit: budget.limit,
@@ -153,7 +155,8 @@ export class RateLimiter {
     const batch: Counter[] = [];
     for (const [key, counter] of this.counters) {
       const ended = counter.windowStart + counter.windowMs <= now;
-      if (counter.pending > 0 || (!ended && counter.known + counter.pending >= counter.limit * SHARE_FROM)) batch.push(counter);
+      // Pending is below zero after a deposit written earlier was given back: that is written too.
+      if (counter.pending !== 0 || (!ended && counter.known + counter.pending >= counter.limit * SHARE_FROM)) batch.push(counter);
       else if (ended) this.counters.delete(key);
     }
     const purge = this.syncs++ % 1000 === 0;

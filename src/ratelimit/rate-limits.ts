@@ -7,13 +7,16 @@ const HOUR = 3_600_000;
 const MINUTE = 60_000;
 /** GraphQL points per unit of estimated cost, as GitHub counts: a query costs its cost / 100, at least 1. */
 const COST_PER_POINT = 100;
+/** What every GraphQL request pays as it arrives: the least an operation costs. */
+const ARRIVAL_POINTS = 1;
 
 /**
- * Cairn's rate limits, as GitHub has them: a primary budget per token per
+ * Cairn's rate limits, as GitHub has them: a primary budget per user per
  * hour (a REST request is 1; a GraphQL operation its cost in points), a
- * secondary budget per token per minute on creating content (issues, pull
+ * secondary budget per user per minute on creating content (issues, pull
  * requests, reviews, webhooks, tokens), and anonymous git fetches per client
- * address per hour.
+ * address per hour. The budgets bind the user, not the token: all of a
+ * user's tokens draw on the same ones, so minting more tokens buys nothing.
  */
 export class RateLimits {
   private readonly core: Budget;
@@ -31,22 +34,31 @@ export class RateLimits {
 
   /** One REST request. */
   request(viewer: Principal): Promise<Quota | null> {
-    return this.limiter.take(this.core, viewer.tokenId);
+    return this.limiter.take(this.core, viewer.userId);
   }
 
-  /** A GraphQL operation of estimated `cost`. */
+  /**
+   * A GraphQL request as it arrives, before its body is read: ARRIVAL_POINTS. A request refused at
+   * its body, the document limits, parsing, validation or the cost limit keeps them paid, for the
+   * work the service did all the same; an operation that runs pays the rest of its cost once costed,
+   * and one refused for the budget gets them back (`operation`).
+   */
+  arrival(viewer: Principal): Promise<Quota | null> {
+    return this.limiter.take(this.core, viewer.userId, ARRIVAL_POINTS);
+  }
+
+  /**
+   * The operation of a GraphQL request that paid on `arrival`, estimated at `cost`: charges the rest
+   * of its points, or refuses it and gives the arrival's back (a refusal for the budget costs nothing).
+   */
   operation(viewer: Principal, cost: number): Promise<Quota | null> {
-    return this.limiter.take(this.core, viewer.tokenId, Math.max(1, Math.ceil(cost / COST_PER_POINT)));
-  }
-
-  /** The primary budget, charging nothing (GraphQL before its cost is known). */
-  standing(viewer: Principal): Promise<Quota | null> {
-    return this.limiter.peek(this.core, viewer.tokenId);
+    const points = Math.max(ARRIVAL_POINTS, Math.ceil(cost / COST_PER_POINT));
+    return this.limiter.take(this.core, viewer.userId, points - ARRIVAL_POINTS, ARRIVAL_POINTS);
   }
 
   /** Creating one piece of content: throws RATE_LIMITED beyond the per-minute budget. */
   async creation(viewer: Principal): Promise<void> {
-    const quota = await this.limiter.take(this.creations, viewer.tokenId);
+    const quota = await this.limiter.take(this.creations, viewer.userId);
     if (quota && !quota.allowed) {
       throw refusal(
         quota,
@@ -84,7 +96,10 @@ export function rateLimitHeaders(quota: Quota | null): Array<[name: string, valu
   ];
 }
 
-/** Charges a GraphQL operation its cost (startApollo's onOperationCost): headers, or RATE_LIMITED past the budget. */
+/**
+ * Charges a GraphQL operation the rest of its cost (startApollo's onOperationCost; its request paid
+ * on arrival, app.ts): headers, or RATE_LIMITED past the budget.
+ */
 export function chargeOperations(limits: RateLimits) {
   return async (
     context: { viewer: Principal },
