@@ -6,6 +6,7 @@ import { Migration20261123135704_PullRequests } from './Migration20261123135704_
 import { Migration20261123180000_RateLimits } from './Migration20261123180000_RateLimits.js';
 import { Migration20261123200000_RepositoryCounters } from './Migration20261123200000_RepositoryCounters.js';
 import { Migration20261123210000_DeliveryClaimOrder } from './Migration20261123210000_DeliveryClaimOrder.js';
+import { Migration20261125200000_RefusalsWithoutAddresses } from './Migration20261125200000_RefusalsWithoutAddresses.js';
 
 /** Migrations in the order they apply; `npm run migration:create -- <Name>` writes new ones to add here. */
 export const MIGRATIONS = [
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   Migration20261123180000_RateLimits,
   Migration20261123200000_RepositoryCounters,
   Migration20261123210000_DeliveryClaimOrder,
+  Migration20261125200000_RefusalsWithoutAddresses,
 ];
