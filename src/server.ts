@@ -123,7 +123,7 @@ export async function startService(
     const repositories = new Repositories({ events, storage: git, refs, baseUrl: config.baseUrl });
     const services: Services = {
       ...{ config, log, orm, git, refs, events, auth, webhooks, mergeability },
-      accounts: new Accounts(auth),
+      accounts: new Accounts(auth, config.baseUrl),
       repositories,
       collaborators: new Collaborators({ events, repositories }),
       issues: new Issues({ events, repositories }),

@@ -50,6 +50,11 @@ export class TokenAuthenticator {
     for (const [hash, entry] of this.cache) if (entry.principal.tokenId === tokenId) this.cache.delete(hash);
   }
 
+  /** Drops every token of a user from the cache (after a change to the account that principals carry). */
+  forgetUser(userId: string): void {
+    for (const [hash, entry] of this.cache) if (entry.principal.userId === userId) this.cache.delete(hash);
+  }
+
   /** Accepts `Bearer <token>` (any case for the scheme). */
   async fromAuthorizationHeader(header: string | undefined): Promise<Principal | null> {
     const match = header ? /^Bearer +(\S+) *$/i.exec(header) : null;
