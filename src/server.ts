@@ -115,7 +115,7 @@ export async function startService(
     const refs = new RefTransactions(orm, git, events, locks, log);
     const mergeability = new Mergeability(orm, git, log, metrics);
     refs.onRefsChanged(followRefs(events, git, mergeability));
-    const auth = new TokenAuthenticator(orm.em.fork(), log);
+    const auth = new TokenAuthenticator(orm.em.fork(), log, config.baseUrl);
     const limiter = new RateLimiter(orm, log, metrics);
     limiter.start();
     cleanups.push(['rate limits', () => limiter.stop()]); // counts reach the database before it closes
@@ -127,7 +127,7 @@ export async function startService(
       repositories,
       collaborators: new Collaborators({ events, repositories }),
       issues: new Issues({ events, repositories }),
-      pulls: new PullRequests({ events, repositories, git, refs, mergeability, log }),
+      pulls: new PullRequests({ events, repositories, git, refs, mergeability, log, baseUrl: config.baseUrl }),
       hooks: new WebhookSettings({ repositories, webhooks, baseUrl: config.baseUrl }),
       rateLimits: new RateLimits(config.rateLimits, limiter),
     };
