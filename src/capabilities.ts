@@ -1,6 +1,7 @@
 import { AccessToken } from './auth/access-token.entity.js';
 import { AuthResolver } from './auth/auth.resolver.js';
 import { User } from './auth/user.entity.js';
+import { UserFieldsResolver } from './auth/user.resolver.js';
 import { Collaborator } from './collaborators/collaborator.entity.js';
 import { CollaboratorResolver } from './collaborators/collaborator.resolver.js';
 import { DomainEvent } from './events/domain-event.entity.js';
@@ -38,6 +39,7 @@ export const ENTITIES = [
 
 export const RESOLVERS = [
   AuthResolver,
+  UserFieldsResolver,
   RepositoryResolver,
   CollaboratorResolver,
   IssueResolver,

@@ -13,6 +13,7 @@ import { listDeliveries, listTokens, listUsers } from './cli/lists.js';
 const USAGE = `usage:
   cairn user create <login> --email <email> [--admin]
   cairn user list [--json] [--limit <n>] [--offset <n>]
+  cairn user commit-email <email> | --clear     (the token's own user: the email of the commits Cairn makes for them)
   cairn token create --name <name> --scopes <scope,scope> [--login <login>] [--expires-at <ISO date>]
   cairn token list [--login <login>] [--json] [--limit <n>] [--offset <n>]
   cairn token revoke <token-id>
@@ -22,6 +23,7 @@ options: --url <base url>  --token <admin token>  --data-dir <dir>`;
 const OPTIONS = {
   email: { type: 'string' },
   admin: { type: 'boolean', default: false },
+  clear: { type: 'boolean', default: false },
   name: { type: 'string' },
   scopes: { type: 'string' },
   login: { type: 'string' },
@@ -66,6 +68,15 @@ if (values.help || !noun) {
   console.log(`created user ${data.createUser.login} (${data.createUser.id})`);
 } else if (command === 'user list') {
   await listUsers(values);
+} else if (command === 'user commit-email') {
+  if (values.clear === (argument !== undefined)) fail(`give either <email> or --clear\n${USAGE}`);
+  const data = await graphql<{ updateViewer: { login: string; commitEmail: string | null; noreplyEmail: string } }>(
+    values,
+    'mutation($input: UpdateViewerInput!) { updateViewer(input: $input) { login commitEmail noreplyEmail } }',
+    { input: { commitEmail: values.clear ? null : argument } },
+  );
+  const { login, commitEmail, noreplyEmail } = data.updateViewer;
+  console.log(`commits Cairn makes for ${login} carry ${commitEmail ?? `${noreplyEmail} (no-reply)`}`);
 } else if (command === 'token create') {
   const name = required(values.name, '--name');
   const scopes = required(values.scopes, '--scopes');

@@ -24,7 +24,11 @@ export function grants(held: ReadonlySet<string>, needed: Scope): boolean {
 export interface Principal {
   userId: string;
   login: string;
-  email: string;
+  /**
+   * The email Cairn writes for this user in commits and payloads: their public commit email, else
+   * their no-reply address (src/auth/commit-identity.ts). The account email is not here: it is private.
+   */
+  gitEmail: string;
   admin: boolean;
   tokenId: string;
   /** When the caller's token stops working (null: never). A token it mints may not outlive it. */

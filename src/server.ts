@@ -117,7 +117,7 @@ export async function startService(
     const refs = new RefTransactions(orm, git, events, locks, log);
     const mergeability = new Mergeability(orm, git, log, metrics);
     refs.onRefsChanged(followRefs(events, git, mergeability));
-    const auth = new TokenAuthenticator(orm.em.fork(), log);
+    const auth = new TokenAuthenticator(orm.em.fork(), log, config.baseUrl);
     const limiter = new RateLimiter(orm, log, metrics);
     limiter.start();
     cleanups.push(['rate limits', () => limiter.stop()]); // counts reach the database before it closes
@@ -125,11 +125,11 @@ export async function startService(
     const repositories = new Repositories({ events, storage: git, refs, baseUrl: config.baseUrl });
     const services: Services = {
       ...{ config, log, orm, git, refs, events, auth, webhooks, mergeability },
-      accounts: new Accounts(auth),
+      accounts: new Accounts(auth, config.baseUrl),
       repositories,
       collaborators: new Collaborators({ events, repositories }),
       issues: new Issues({ events, repositories }),
-      pulls: new PullRequests({ events, repositories, git, refs, mergeability, log }),
+      pulls: new PullRequests({ events, repositories, git, refs, mergeability, log, baseUrl: config.baseUrl }),
       hooks: new WebhookSettings({ repositories, webhooks, baseUrl: config.baseUrl }),
       rateLimits: new RateLimits(config.rateLimits, limiter),
     };

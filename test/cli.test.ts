@@ -88,6 +88,23 @@ describe('cairn user list', () => {
   });
 });
 
+describe('cairn user commit-email', () => {
+  test("sets and clears the token's own user's public commit email; an invalid one is refused with the reason", async () => {
+    const noreply = `${ops.userId}+ops@users.noreply.${new URL(server.url).hostname}`;
+    const set = await cli('user', 'commit-email', 'ops.public@example.org', '--token', ops.token);
+    expect(set.stdout.trim()).toBe('commits Cairn makes for ops carry ops.public@example.org');
+    expect((await ops.gql('{ viewer { commitEmail } }')).viewer.commitEmail).toBe('ops.public@example.org');
+
+    const refused = await failing('user', 'commit-email', 'not an address', '--token', ops.token);
+    expect(refused).toMatchObject({ code: 1, stdout: '', stderr: expect.stringContaining('commitEmail is not an address') });
+    expect((await ops.gql('{ viewer { commitEmail } }')).viewer.commitEmail).toBe('ops.public@example.org');
+
+    const cleared = await cli('user', 'commit-email', '--clear', '--token', ops.token);
+    expect(cleared.stdout.trim()).toBe(`commits Cairn makes for ops carry ${noreply} (no-reply)`);
+    expect((await ops.gql('{ viewer { commitEmail } }')).viewer.commitEmail).toBeNull();
+  });
+});
+
 describe('cairn token list', () => {
   test("a user's tokens with --login: name, scopes, times, revoked; never a secret", async () => {
     await ops.gql('{ viewer { login } }'); // so its token has been used
@@ -201,6 +218,8 @@ describe('errors', () => {
       [['token', 'create', '--scopes', 'repo'], '--name is required'],
       [['token', 'create', '--name', 'x'], '--scopes is required'],
       [['token', 'revoke'], '<token-id> is required'],
+      [['user', 'commit-email'], 'give either <email> or --clear'],
+      [['user', 'commit-email', 'a@example.org', '--clear'], 'give either <email> or --clear'],
       [['webhook', 'deliveries'], '<repo> is required'],
       [['webhook', 'deliveries', 'ops/watched'], '<hook> is required'],
     ];

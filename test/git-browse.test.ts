@@ -83,9 +83,12 @@ test('history pages, at a ref; a subdirectory; files as text or binary', async (
   const atDev = await alice.gql(BROWSE, { id: repoId, path: 'src', ref: 'dev' });
   expect(atDev.repository.tree.nodes.map((e: any) => e.path)).toEqual(['src/a.ts']);
 
-  const paged = await alice.gql('query($id: ID!) { repository(id: $id) { tree(limit: 1, offset: 1) { totalCount hasMore nodes { name } } } }', {
-    id: repoId,
-  });
+  const paged = await alice.gql(
+    'query($id: ID!) { repository(id: $id) { tree(limit: 1, offset: 1) { totalCount hasMore nodes { name } } } }',
+    {
+      id: repoId,
+    },
+  );
   expect(paged.repository.tree).toEqual({ totalCount: 3, hasMore: true, nodes: [{ name: 'image.bin' }] });
   const atSha = await alice.gql(BROWSE, { id: repoId, path: '', ref: shas.first });
   expect(atSha.repository.commits.totalCount).toBe(1);

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { adminClient, createUser } from './support/client.js';
+import { adminClient, createUser, noreplyEmail } from './support/client.js';
 import { eventsOf, GitSandbox, lastEventId, remoteUrl, type RecordedEvent } from './support/git.js';
 import { CairnServer, sleep } from './support/server.js';
 
@@ -98,7 +98,7 @@ describe('push payloads', () => {
       deleted: false,
       forced: false,
       total_commits: 2,
-      pusher: { name: 'alice', email: 'alice@example.test' },
+      pusher: { name: 'alice', email: noreplyEmail(server, alice) },
       repository,
       sender,
     });
@@ -246,7 +246,7 @@ describe('push payloads', () => {
     await git.git(['push', '--quiet', 'origin', 'main'], { cwd: bobsWork });
     const [event] = await eventsOf(server, repo.id, before);
     expect(event!.payload.sender).toEqual({ id: bob.userId, login: 'bob' });
-    expect(event!.payload.pusher).toEqual({ name: 'bob', email: 'bob@example.test' });
+    expect(event!.payload.pusher).toEqual({ name: 'bob', email: noreplyEmail(server, bob) });
   });
 
   test('concurrent pushes to one repository are serialised and all recorded', async () => {

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { adminClient, createUser } from './support/client.js';
+import { adminClient, createUser, noreplyEmail } from './support/client.js';
 import { eventsOf, GitSandbox, lastEventId, remoteUrl } from './support/git.js';
 import { CairnServer, query, sleep } from './support/server.js';
 
@@ -73,7 +73,7 @@ test('kill -9 between the ref update and the event write: start-up records the p
     forced: false,
     total_commits: 2,
     sender: { id: bob.userId, login: 'bob' },
-    pusher: { name: 'bob', email: 'bob@example.test' },
+    pusher: { name: 'bob', email: noreplyEmail(server, bob) },
   });
   expect(events[0]!.payload.commits.map((c: any) => c.id)).toEqual([one, two]);
   expect(await query(server, 'select * from git_push_journal where repository_id = $1', [repo.id])).toEqual([]);

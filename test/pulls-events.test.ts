@@ -1,7 +1,7 @@
 import { verify } from '@octokit/webhooks-methods';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { adminClient, createUser, type Client } from './support/client.js';
+import { adminClient, createUser, type Client, noreplyEmail } from './support/client.js';
 import { eventsOf, GitSandbox, lastEventId, type RecordedEvent } from './support/git.js';
 import { PullRepo } from './support/pulls.js';
 import { eventually, Receiver, type Received } from './support/receiver.js';
@@ -269,7 +269,7 @@ test('every pull request event is delivered, signed, with the record as it is af
     created: false,
     deleted: false,
     forced: false,
-    pusher: { name: 'alice', email: 'alice@example.test' },
+    pusher: { name: 'alice', email: noreplyEmail(server, alice) },
     head_commit: expect.objectContaining({ id: merged.body.sha }),
     repository,
     sender: ref(alice),
@@ -637,7 +637,7 @@ test('a merge a crash interrupted between the branch swap and the commit is comp
     before: oldTip,
     after: mergeSha,
     forced: false,
-    pusher: { name: 'bob', email: 'bob@example.test' },
+    pusher: { name: 'bob', email: noreplyEmail(server, bob) },
     sender: ref(bob),
   });
   const after = (await repo.get(opened.number)).body;

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { adminClient, createUser } from './support/client.js';
+import { adminClient, createUser, noreplyEmail } from './support/client.js';
 import { eventsOf, GitSandbox, remoteUrl } from './support/git.js';
 import { Receiver } from './support/receiver.js';
 import { CairnServer } from './support/server.js';
@@ -57,7 +57,7 @@ test('git push delivers signed push, branch_create and tag_create webhooks', asy
     deleted: false,
     forced: false,
     total_commits: 2,
-    pusher: { name: 'pusher', email: 'pusher@example.test' },
+    pusher: { name: 'pusher', email: noreplyEmail(server, owner) },
     repository: { id: repo.id, full_name: 'pusher/pushed' },
     sender: { id: owner.userId, login: 'pusher' },
   });

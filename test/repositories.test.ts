@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { adminClient, createUser, type Client } from './support/client.js';
+import { adminClient, createUser, noreplyEmail, type Client } from './support/client.js';
 import { CairnServer } from './support/server.js';
 
 let server: CairnServer;
@@ -58,7 +58,7 @@ describe('POST /repos', () => {
     const author = execFileSync('git', ['log', '-1', '--format=%an <%ae>', 'main'], { cwd: repoDir(init.body.id) })
       .toString()
       .trim();
-    expect(author).toBe('alice <alice@example.test>');
+    expect(author).toBe(`alice <${noreplyEmail(server, alice)}>`); // the owner's no-reply address, never the account email
   });
 
   test('unknown fields are ignored', async () => {

@@ -6,15 +6,21 @@ import { requireScope } from './permissions.js';
 import { looksLikeId } from '../ids.js';
 import { grants, isScope, SCOPES, type Principal, type Scope } from '../principal.js';
 import { AccessToken } from './access-token.entity.js';
-import type { CreateAccessTokenInput, CreatedAccessToken, CreateUserInput } from './auth.inputs.js';
+import type { CreateAccessTokenInput, CreatedAccessToken, CreateUserInput, UpdateViewerInput } from './auth.inputs.js';
 import type { TokenAuthenticator } from './authenticate.js';
 import { boundedExpiry, requireRoomForToken } from './token-limits.js';
+import { noreplyEmail } from './commit-identity.js';
 import { generateToken, hashToken } from './tokens.js';
 import { User } from './user.entity.js';
 
 /** GitHub-style logins: letters, digits and single inner hyphens, at most 39 characters. */
 const LOGIN = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+/**
+ * A public commit email is written into commit headers, between `<` and `>`: on top of being an
+ * address, it may hold no angle brackets or control characters, which a commit header cannot.
+ */
+const COMMIT_EMAIL = /^[^\s@<>\x00-\x1f\x7f]{1,64}@[^\s@<>\x00-\x1f\x7f]{1,189}$/;
 
 /** A site admin calling with a token that holds the admin scope. */
 const actsAsSiteAdmin = (viewer: Principal) => viewer.admin && grants(viewer.scopes, 'admin');
@@ -45,11 +51,39 @@ export async function issueToken(
  * reaches the authenticator's cache, so it takes effect at once here.
  */
 export class Accounts {
-  constructor(private readonly authenticator: TokenAuthenticator) {}
+  constructor(
+    private readonly authenticator: TokenAuthenticator,
+    /** CAIRN_BASE_URL, whose host no-reply addresses name. */
+    private readonly baseUrl: string,
+  ) {}
 
   /** The user whose token made the request. */
   viewer(em: EntityManager, viewer: Principal): Promise<User> {
     return em.findOneOrFail(User, { id: viewer.userId });
+  }
+
+  /** The address Cairn writes for a user who sets no public commit email. */
+  noreplyEmail(user: User): string {
+    return noreplyEmail(user, this.baseUrl);
+  }
+
+  /**
+   * The caller changes their own account: `commitEmail` (a string sets it, null clears it, absent
+   * leaves it). Changing how one appears in commits is a write, so it needs the `repo` scope.
+   */
+  async updateViewer(em: EntityManager, viewer: Principal, input: UpdateViewerInput): Promise<User> {
+    requireScope(viewer, 'repo');
+    const problems = new Problems();
+    if (input.commitEmail != null && !COMMIT_EMAIL.test(input.commitEmail)) {
+      problems.add('commitEmail', 'invalid_format', 'commitEmail is not an address (at most 254 characters, no spaces or angle brackets)');
+    }
+    problems.throwIfAny();
+    const user = await em.findOneOrFail(User, { id: viewer.userId });
+    if (input.commitEmail !== undefined) user.commitEmail = input.commitEmail;
+    await em.flush();
+    // The principals of the user's tokens carry the commit email: the next push or merge here uses the new one.
+    this.authenticator.forgetUser(user.id);
+    return user;
   }
 
   /** The caller's own tokens, newest first. */

@@ -14,6 +14,15 @@ export class CreateUserInput {
   admin?: boolean | null;
 }
 
+@InputType({ description: 'Changes to your own account; a field left out is left as it is.' })
+export class UpdateViewerInput {
+  @Field(() => String, {
+    nullable: true,
+    description: 'The public commit email: written into the commits Cairn makes for you instead of your no-reply address. Null clears it.',
+  })
+  commitEmail?: string | null;
+}
+
 @InputType()
 export class CreateAccessTokenInput {
   @Field(() => String, { nullable: true, description: "Whose token; defaults to the caller. Another user's needs the admin scope." })

@@ -3,7 +3,7 @@ import { CreatesContent } from '../ratelimit/creates-content.js';
 import type { ResolverContext } from '../graphql/context.js';
 import { ConnectionType, PageArgs, resolvePage } from '../graphql/pagination.js';
 import { AccessToken } from './access-token.entity.js';
-import { CreateAccessTokenInput, CreatedAccessToken, CreateUserInput } from './auth.inputs.js';
+import { CreateAccessTokenInput, CreatedAccessToken, CreateUserInput, UpdateViewerInput } from './auth.inputs.js';
 import { User } from './user.entity.js';
 import type { Accounts } from './accounts.service.js';
 import { MAX_ACTIVE_TOKENS } from './token-limits.js';
@@ -48,6 +48,13 @@ export class AuthResolver {
   @Mutation(() => User, { description: 'Needs a site admin token with the admin scope.' })
   createUser(@Arg('input', () => CreateUserInput) input: CreateUserInput, @Ctx() ctx: Context): Promise<User> {
     return ctx.services.accounts.createUser(ctx.em, ctx.viewer, input);
+  }
+
+  @Mutation(() => User, {
+    description: 'Changes your own account: commitEmail, the public email of the commits Cairn makes for you. Needs the repo scope.',
+  })
+  updateViewer(@Arg('input', () => UpdateViewerInput) input: UpdateViewerInput, @Ctx() ctx: Context): Promise<User> {
+    return ctx.services.accounts.updateViewer(ctx.em, ctx.viewer, input);
   }
 
   @UseMiddleware(CreatesContent)

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger.js';
 import { isScope, type Principal, type Scope } from '../principal.js';
+import { commitEmail } from './commit-identity.js';
 import { hashToken, plausibleToken } from './tokens.js';
 
 interface TokenRow {
@@ -11,7 +12,7 @@ interface TokenRow {
   last_used_at: Date | null;
   user_id: string;
   login: string;
-  email: string;
+  commit_email: string | null;
   admin: boolean;
 }
 
@@ -33,7 +34,8 @@ interface CachedPrincipal {
  * One indexed query, at most every TOKEN_CACHE_MS per token: a verified
  * token is remembered that long (expiry is still checked on every use), so
  * a revocation made through another service process takes effect within
- * that time; one made through this process at once (`forget`). Unknown
+ * that time; one made through this process at once (`forget`). The same
+ * holds for the commit email a principal carries (`forgetUser`). Unknown
  * tokens are never remembered. `last_used_at` is written at most once a
  * minute per token and off the request path.
  */
@@ -43,11 +45,18 @@ export class TokenAuthenticator {
   constructor(
     private readonly em: EntityManager,
     private readonly log: Logger,
+    /** CAIRN_BASE_URL, whose host the no-reply addresses of principals name. */
+    private readonly baseUrl: string,
   ) {}
 
   /** Drops a token from the cache (after revoking it). */
   forget(tokenId: string): void {
     for (const [hash, entry] of this.cache) if (entry.principal.tokenId === tokenId) this.cache.delete(hash);
+  }
+
+  /** Drops every token of a user from the cache (after a change to the account that principals carry). */
+  forgetUser(userId: string): void {
+    for (const [hash, entry] of this.cache) if (entry.principal.userId === userId) this.cache.delete(hash);
   }
 
   /** Accepts `Bearer <token>` (any case for the scheme). */
@@ -77,7 +86,7 @@ export class TokenAuthenticator {
   private async lookUp(hash: string, now: number): Promise<CachedPrincipal | null> {
     const rows = await this.em.execute<TokenRow[]>(
       `select t.id as token_id, t.scopes, t.expires_at, t.revoked_at, t.last_used_at,
-              u.id as user_id, u.login, u.email, u.admin
+              u.id as user_id, u.login, u.commit_email, u.admin
          from access_tokens t join users u on u.id = t.user_id
         where t.token_hash = ?`,
       [hash],
@@ -94,7 +103,7 @@ export class TokenAuthenticator {
     const principal: Principal = {
       userId: row.user_id,
       login: row.login,
-      email: row.email,
+      gitEmail: commitEmail({ id: row.user_id, login: row.login, commitEmail: row.commit_email }, this.baseUrl),
       admin: row.admin,
       tokenId: row.token_id,
       tokenExpiresAt,

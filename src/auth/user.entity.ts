@@ -7,7 +7,7 @@ import { newId } from '../ids.js';
 @ObjectType('User', { description: 'An account, as seen by itself or a site admin.' })
 @Entity({ tableName: 'users' })
 export class User {
-  [OptionalProps]?: 'id' | 'admin' | 'createdAt';
+  [OptionalProps]?: 'id' | 'admin' | 'commitEmail' | 'createdAt';
 
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
@@ -20,9 +20,19 @@ export class User {
   @Property({ type: 'text', unique: true })
   loginKey!: string;
 
-  @Field()
+  /** Private: read only by the account itself and site admins, never written into commits or payloads. */
+  @Field({ description: 'The account email: private, never written into commits or payloads.' })
   @Property({ type: 'text' })
   email!: string;
+
+  /** The address the user chose to show in the commits Cairn writes for them; null: their no-reply address. */
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'The public commit email, set with updateViewer: written into the commits Cairn makes for this user. Null: noreplyEmail is.',
+  })
+  @Property({ type: 'text', nullable: true })
+  commitEmail: string | null = null;
 
   @Field({ description: 'Site administrator.' })
   @Property({ type: 'boolean' })

@@ -63,7 +63,8 @@ export class EventRecorder {
   private readonly listeners: EventListener[] = [];
   private readonly committed = new WeakMap<EntityManager, Array<() => void>>();
 
-  constructor(private readonly baseUrl: string) {}
+  /** `baseUrl`: CAIRN_BASE_URL, for the links of payloads and the no-reply addresses of the users they name. */
+  constructor(readonly baseUrl: string) {}
 
   onRecord(listener: EventListener): void {
     this.listeners.push(listener);

@@ -9,6 +9,7 @@ import { ZERO_SHA } from './refs.js';
 export interface GitActor {
   id: string;
   login: string;
+  /** `pusher.email`: the user's commit email, public or no-reply (src/auth/commit-identity.ts), never the account email. */
   email: string;
 }
 

@@ -59,7 +59,7 @@ export async function receivePack(
   try {
     const outcome = await services.refs.update({
       repositoryId: repo.id,
-      actor: { id: pusher.userId, login: pusher.login, email: pusher.email },
+      actor: { id: pusher.userId, login: pusher.login, email: pusher.gitEmail },
       waitMs: PUSH_LOCK_WAIT_MS,
       signal: gone.signal,
       write: async (lockedAt) => {

@@ -1,5 +1,6 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type pg from 'pg';
+import { commitEmail, type IdentityOwner } from '../auth/commit-identity.js';
 import type { EventRecorder } from '../events/event-recorder.js';
 import { conflict, notFound } from '../errors/domain-error.js';
 import type { Logger } from '../logger.js';
@@ -376,7 +377,7 @@ export class RefTransactions {
     const dir = this.git.pathFor(repository.id);
     const [disk, recorded] = await Promise.all([readDiskRefs(dir), readRecordedRefs(em, repository.id)]);
     const plan = planRefUpdates(recorded, input.reported, disk, input.unreported);
-    const outside = await creditedUser(em, repository, input.creditedUserId);
+    const outside = await creditedUser(em, repository, input.creditedUserId, this.events.baseUrl);
     const actors = { push: input.actor ?? outside, outside };
     if (!plan.updates.length) return { repository, disk, updates: [], drafts: [], actors, newDefault: null };
     const { drafts, updates } = await this.describe(repository.id, input.journal, actors.push.id, () =>
@@ -456,13 +457,20 @@ export class RefTransactions {
   }
 }
 
-/** The user credited with unreported changes: the interrupted pusher if known and still there, else the owner. */
-async function creditedUser(em: EntityManager, repo: Repository, userId: string | null): Promise<GitActor> {
+/**
+ * The user credited with unreported changes: the interrupted pusher if known and still there, else
+ * the owner — with the email Cairn shows for users (commit email or no-reply), never the account's.
+ */
+async function creditedUser(em: EntityManager, repo: Repository, userId: string | null, baseUrl: string): Promise<GitActor> {
+  let user: IdentityOwner = repo.owner;
   if (userId && userId !== repo.owner.id) {
-    const rows = await em.execute<GitActor[]>('select id, login, email from users where id = ?', [userId]);
-    if (rows[0]) return rows[0];
+    const rows = await em.execute<Array<{ id: string; login: string; commit_email: string | null }>>(
+      'select id, login, commit_email from users where id = ?',
+      [userId],
+    );
+    if (rows[0]) user = { id: rows[0].id, login: rows[0].login, commitEmail: rows[0].commit_email };
   }
-  return { id: repo.owner.id, login: repo.owner.login, email: repo.owner.email };
+  return { id: user.id, login: user.login, email: commitEmail(user, baseUrl) };
 }
 
 /**

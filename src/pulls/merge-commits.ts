@@ -27,9 +27,14 @@ export interface MergeRequest {
   headRef: string;
   commitTitle?: string | null;
   commitMessage?: string | null;
-  /** The pull request's author (the author of a squash commit). */
+  /** The pull request's author (the author of a squash commit), as Cairn writes users: login and commit email. */
   author: Signature;
-  /** Who merges: the committer of every new commit, and the author of a merge commit. */
+  /**
+   * Every address that is the author's own (account, public commit and no-reply), only compared:
+   * the author's own commits add no Co-authored-by trailer for them to a squash, whichever address they used.
+   */
+  authorAddresses: string[];
+  /** Who merges, as Cairn writes users: the committer of every new commit, and the author of a merge commit. */
   merger: Signature;
 }
 
@@ -98,11 +103,12 @@ async function squashCommit(dir: string, request: MergeRequest): Promise<string>
 
 /** The default rest of a squash message: every commit's message, then everyone else who wrote one, once each, as GitHub does. */
 function squashBody(request: MergeRequest, commits: ReplayedCommit[]): string {
-  const own = request.author.email.toLowerCase();
+  const own = new Set([request.author.email, ...request.authorAddresses].map((address) => address.toLowerCase()));
   const coAuthors = new Map<string, string>();
   for (const { signature: author } of commits) {
+    // As git recorded them: these addresses were pushed by the people who wrote the commits.
     const key = author.email.toLowerCase();
-    if (key !== own && !coAuthors.has(key)) coAuthors.set(key, `Co-authored-by: ${author.name} <${author.email}>`);
+    if (!own.has(key) && !coAuthors.has(key)) coAuthors.set(key, `Co-authored-by: ${author.name} <${author.email}>`);
   }
   const list = commits.map((commit) => `* ${commit.message}`).join('\n\n');
   return [list, [...coAuthors.values()].join('\n')].filter(Boolean).join('\n\n');

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { PullDeps } from './pull-request.deps.js';
 import type { Principal } from '../principal.js';
+import { commitSignature, noreplyEmail } from '../auth/commit-identity.js';
 import { Permission } from '../auth/permissions.js';
 import { conflict, notMergeable, Problems } from '../errors/domain-error.js';
 import { SharedSlots } from '../git/concurrency.js';
@@ -82,7 +83,9 @@ async function merge(
 ): Promise<MergeResult> {
   const { git, refs, log } = deps;
   const started = performance.now();
-  const merger = { name: viewer.login, email: viewer.email };
+  // Users appear in commits by login and commit email (public or no-reply), never their private account email.
+  const merger = { name: viewer.login, email: viewer.gitEmail };
+  const author = commitSignature(pr.user, deps.baseUrl);
   const { baseSha: base, headSha: head, baseRef } = pr;
   let sha: string;
   try {
@@ -95,7 +98,8 @@ async function merge(
       headRef: pr.headRef,
       commitTitle: input.commitTitle,
       commitMessage: input.commitMessage,
-      author: { name: pr.user.login, email: pr.user.email },
+      author,
+      authorAddresses: [pr.user.email, noreplyEmail(pr.user, deps.baseUrl)],
       merger,
     });
   } catch (error) {

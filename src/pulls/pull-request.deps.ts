@@ -13,4 +13,6 @@ export interface PullDeps {
   refs: RefTransactions;
   mergeability: Mergeability;
   log: Logger;
+  /** CAIRN_BASE_URL, whose host the no-reply addresses of merge commits name. */
+  baseUrl: string;
 }

@@ -1,5 +1,6 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { commitSignature } from '../auth/commit-identity.js';
 import { authorize, Permission, readableRepositoriesCondition, requireScope } from '../auth/permissions.js';
 import { User } from '../auth/user.entity.js';
 import { fastRead } from '../db/fast-read.js';
@@ -152,7 +153,8 @@ export class Repositories {
         createdOnDisk = repo.id;
         if (input.autoInit) {
           const readme = `# ${repo.name}\n${repo.description ? `\n${repo.description}\n` : ''}`;
-          const sha = await storage.writeInitialCommit(repo.id, { name: owner.login, email: owner.email }, 'Initial commit', [
+          // Authored as everything Cairn commits for a user: their public commit email or no-reply address.
+          const sha = await storage.writeInitialCommit(repo.id, commitSignature(owner, this.deps.baseUrl), 'Initial commit', [
             { path: 'README.md', content: readme },
           ]);
           // Like GitHub, the initial commit of a new repository sends no push or branch_create:

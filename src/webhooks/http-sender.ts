@@ -2,6 +2,7 @@ import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
+import type { Logger } from '../logger.js';
 import { DestinationPolicy } from './destination-policy.js';
 
 const MAX_RESPONSE_BODY = 64 * 1024;
@@ -26,6 +27,15 @@ class PolicyRefusal extends Error {
 }
 
 /**
+ * What a delivery record says of a refused destination, for a name and a literal address alike: the
+ * host as the webhook's URL gives it, never what it resolved to. Records are read by repository
+ * admins, and an address there would answer internal DNS for anyone who can create a webhook.
+ */
+function refusal(host: string): string {
+  return `destination refused by policy: ${host} is not allowed by CAIRN_WEBHOOK_ALLOWED_HOSTS`;
+}
+
+/**
  * Sends one webhook request: POST with the given headers and body,
  * a whole-request timeout (DNS, connect, response and body), no redirects
  * (3xx is a failure), and the destination policy applied to the address
@@ -40,14 +50,19 @@ export class HttpSender {
   };
   private readonly lookup: LookupFunction;
 
-  constructor(private readonly policy: DestinationPolicy) {
+  constructor(
+    private readonly policy: DestinationPolicy,
+    private readonly log: Logger,
+  ) {
     this.lookup = (hostname, options, callback) => {
       dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
         if (error) return callback(error, '', 0);
         const allowed = (addresses as dns.LookupAddress[]).filter((a) => this.policy.allows(hostname, a.address));
         if (allowed.length === 0) {
-          const refused = (addresses as dns.LookupAddress[]).map((a) => a.address).join(', ');
-          return callback(new PolicyRefusal(`destination refused by policy: ${hostname} resolves to ${refused}`), '', 0);
+          // The addresses are for operators only (the log); the record names the host alone.
+          const resolved = (addresses as dns.LookupAddress[]).map((a) => a.address);
+          this.log.warn({ host: hostname, addresses: resolved }, 'webhook destination refused by policy');
+          return callback(new PolicyRefusal(refusal(hostname)), '', 0);
         }
         if ((options as dns.LookupOptions).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, allowed);
         callback(null, allowed[0]!.address, allowed[0]!.family);
@@ -69,7 +84,7 @@ export class HttpSender {
     }
     const literal = DestinationPolicy.literalAddress(target);
     if (literal && !this.policy.allows(literal, literal)) {
-      return finish({ ok: false, statusCode: null, error: `destination refused by policy: ${literal}`, response: null });
+      return finish({ ok: false, statusCode: null, error: refusal(target.hostname), response: null });
     }
     try {
       const response = await this.request(target, headers, body, timeoutMs);

@@ -59,7 +59,7 @@ export class Webhooks {
 
   jobs(): JobDefinitions {
     return async (agenda: Agenda) => {
-      const sender = new HttpSender(this.policy);
+      const sender = new HttpSender(this.policy, this.log);
       const settings = {
         timeoutMs: this.config.webhookTimeoutMs,
         retryDelaysMs: this.config.webhookRetryDelaysMs,

@@ -66,6 +66,14 @@ export class Client {
   }
 }
 
+/**
+ * The no-reply address Cairn writes for a user who set no public commit email: in the commits it
+ * makes and the `pusher` of push events (`<id>+<login>@users.noreply.<host of CAIRN_BASE_URL>`).
+ */
+export function noreplyEmail(server: CairnServer, user: { userId: string; login: string }): string {
+  return `${user.userId}+${user.login}@users.noreply.${new URL(server.url).hostname}`;
+}
+
 export function adminClient(server: CairnServer): Client {
   return new Client(server, server.adminToken);
 }

@@ -7,6 +7,8 @@ import { Migration20261123180000_RateLimits } from './Migration20261123180000_Ra
 import { Migration20261123200000_RepositoryCounters } from './Migration20261123200000_RepositoryCounters.js';
 import { Migration20261123210000_DeliveryClaimOrder } from './Migration20261123210000_DeliveryClaimOrder.js';
 import { Migration20261125120000_JournalDescribeAttempts } from './Migration20261125120000_JournalDescribeAttempts.js';
+import { Migration20261125200000_RefusalsWithoutAddresses } from './Migration20261125200000_RefusalsWithoutAddresses.js';
+import { Migration20261125200100_UserCommitEmail } from './Migration20261125200100_UserCommitEmail.js';
 
 /** Migrations in the order they apply; `npm run migration:create -- <Name>` writes new ones to add here. */
 export const MIGRATIONS = [
@@ -19,4 +21,6 @@ export const MIGRATIONS = [
   Migration20261123200000_RepositoryCounters,
   Migration20261123210000_DeliveryClaimOrder,
   Migration20261125120000_JournalDescribeAttempts,
+  Migration20261125200000_RefusalsWithoutAddresses,
+  Migration20261125200100_UserCommitEmail,
 ];
