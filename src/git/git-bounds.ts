@@ -34,21 +34,43 @@ function hasPrlimit(): boolean {
 }
 
 /**
- * The program and arguments that run `git <args>` under the kernel's bounds: the wire protocol's.
- * Without `prlimit` (not Linux) git runs unbounded but for the push's own deadline.
+ * git's default pack window on 64-bit systems. `upload-pack` reads no `core.*` settings (its own
+ * config reader stops short of them), so it maps a pack in windows this large, whatever
+ * BOUNDED_GIT_SETTINGS say: its address space gets this much room beyond the bound.
  */
-export function underKernelBounds(args: string[]): { command: string; args: string[] } {
+const DEFAULT_PACK_WINDOW_BYTES = 1024 ** 3;
+
+const limits = (extraBytes = 0) => [
+  `--as=${bounds.memoryBytes + extraBytes}`,
+  `--cpu=${Math.ceil((bounds.timeoutMs * LONG_WORK_FACTOR) / 1000)}`,
+];
+
+/**
+ * The program and arguments that run the wire protocol's `git <args>` under the kernel's bounds.
+ * `upload-pack` gets the room of its pack window besides, and the `pack-objects` it starts — the one
+ * that works — the bound exactly (`uploadpack.packObjectsHook`, honoured from the command line only).
+ * Without `prlimit` (not Linux) git runs unbounded but for a push's own deadline.
+ */
+export function underKernelBounds(service: 'upload-pack' | 'receive-pack', args: string[]): { command: string; args: string[] } {
   if (!hasPrlimit()) return { command: 'git', args };
-  const cpuSeconds = Math.ceil((bounds.timeoutMs * LONG_WORK_FACTOR) / 1000);
-  return { command: 'prlimit', args: [`--as=${bounds.memoryBytes}`, `--cpu=${cpuSeconds}`, '--', 'git', ...args] };
+  if (service === 'receive-pack') return { command: 'prlimit', args: [...limits(), '--', 'git', ...args] };
+  const hook = `uploadpack.packObjectsHook=prlimit ${limits().join(' ')} --`;
+  return { command: 'prlimit', args: [...limits(DEFAULT_PACK_WINDOW_BYTES), '--', 'git', '-c', hook, ...args] };
 }
 
 /**
- * git settings that keep a process within an address-space bound: pack files are mapped in windows
- * of at most 32 MiB and 256 MiB in all (git's defaults on 64-bit systems, 1 GiB and 8 GiB, would not
- * fit), unmapping the least recently used; reading packs stays sequential and as fast.
+ * git settings that keep a process within its memory bound, whatever a repository holds:
+ * - pack files are mapped in windows of at most 32 MiB and 256 MiB in all (git's defaults on 64-bit
+ *   systems, 1 GiB and 8 GiB, would not fit an address-space bound), least recently used unmapped
+ *   first; reading packs stays sequential and as fast;
+ * - files over 64 MiB are streamed, never held whole (receiving, packing, reading them) nor delta
+ *   compressed, and diffs treat them as binary (git's own threshold is 512 MiB: two such files side
+ *   by side in a delta search pass the bound);
+ * - a delta search holds at most 128 MiB of objects per thread.
  */
 export const BOUNDED_GIT_SETTINGS: Record<string, string> = {
   'core.packedGitWindowSize': '32m',
   'core.packedGitLimit': '256m',
+  'core.bigFileThreshold': '64m',
+  'pack.windowMemory': '128m',
 };

@@ -71,6 +71,9 @@ export async function receivePack(
             `core.hooksPath=${hosting.hooksDir}`,
             // git refuses a larger pack itself, with a message the client prints.
             `receive.maxInputSize=${services.config.gitMaxPushSize}`,
+            // A push is kept as the pack it came in (maintenance merges packs), never unpacked into loose
+            // objects, which git compresses again, and packs again for every clone.
+            'receive.unpackLimit=1',
             'receive.fsckObjects=true', // malformed or hostile objects never enter a repository...
             'receive.fsck.zeroPaddedFilemode=ignore', // ...but old histories with this harmless quirk still push
             // Deleting the branch HEAD names (the default branch) is refused, as on GitHub, without

@@ -64,7 +64,7 @@ function serviceEnv(options: SpawnOptions): Record<string, string> {
 
 /** The wire protocol's git, under the kernel's bounds (git-bounds.ts), which the processes it starts inherit. */
 function spawnService(options: SpawnOptions, extraArgs: string[]): ChildProcessWithoutNullStreams {
-  const { command, args } = underKernelBounds(serviceArgs(options, extraArgs));
+  const { command, args } = underKernelBounds(options.service, serviceArgs(options, extraArgs));
   return spawn(command, args, {
     env: { ...environmentWithoutSecrets, ...serverGitEnvironment(), ...serviceEnv(options) },
     stdio: ['pipe', 'pipe', 'pipe'],

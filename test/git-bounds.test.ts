@@ -1,0 +1,269 @@
+import { spawnSync } from 'node:child_process';
+import net from 'node:net';
+import { adminClient, createUser } from './support/client.js';
+import { GitSandbox, remoteUrl } from './support/git.js';
+import { commandsOf, TreeGuard, treeOf } from './support/process-tree.js';
+import { eventually, Receiver } from './support/receiver.js';
+import { CairnServer, sleep } from './support/server.js';
+
+/**
+ * One account with a repository of its own tries to take the service down with pushes of under a
+ * megabyte: 100,000 empty files, a "git bomb" of 10^10 paths, a push killed while it is described,
+ * a push trickled just fast enough for the pace rule. Each is survived, bounded and recorded, and
+ * the service stays up for everyone — watched from outside: the service's process tree is killed
+ * past GUARD_BYTES, so a regression fails here instead of eating the machine.
+ */
+const GUARD_BYTES = 3 * 1024 ** 3;
+const PUSH_TIMEOUT_S = 5;
+const ZERO = '0'.repeat(40);
+
+let server: CairnServer;
+let guard: TreeGuard;
+let git: GitSandbox;
+let receiver: Receiver;
+let alice: Awaited<ReturnType<typeof createUser>>;
+let bob: Awaited<ReturnType<typeof createUser>>;
+/** A repository of another account, read while alice's pushes are worked on. */
+let bobs: string;
+
+const env = { CAIRN_WEBHOOK_ALLOWED_HOSTS: 'loopback', CAIRN_GIT_PUSH_TIMEOUT: `${PUSH_TIMEOUT_S}s` };
+
+function watch(started: CairnServer): TreeGuard {
+  return new TreeGuard(started.process!.pid!, GUARD_BYTES);
+}
+
+beforeAll(async () => {
+  [server, git, receiver] = await Promise.all([CairnServer.start({ env, detached: true }), GitSandbox.create(), Receiver.start()]);
+  guard = watch(server);
+  const admin = adminClient(server);
+  alice = await createUser(admin, 'alice', ['repo', 'admin:repo_hook']);
+  bob = await createUser(admin, 'bob');
+  bobs = (await bob.post('/repos', { name: 'bobs' })).body.id;
+});
+afterAll(async () => {
+  guard.stop();
+  await Promise.all([server.destroy(), git.cleanup(), receiver.close()]);
+});
+afterEach(() => {
+  expect(guard.exceeded).toBe(false);
+});
+
+/** A repository of alice's with a webhook for pushes at `/<name>` of the receiver. */
+async function repository(name: string): Promise<string> {
+  const id = (await alice.post('/repos', { name })).body.id as string;
+  const hook = await alice.post(`/repos/${id}/webhooks`, { url: receiver.url(`/${name}`), events: ['push'], secret: 's' });
+  expect(hook.status).toBe(201);
+  return id;
+}
+
+/** A bare repository in the sandbox holding one commit of `tree`; returns its sha. */
+async function commitOf(bare: string, tree: string, message: string): Promise<string> {
+  return (await git.git(['commit-tree', tree, '-m', message], { cwd: bare })).trim();
+}
+
+/** 100,000 entries of the empty blob at the root: a pack of some 256 KB. */
+async function manyEmptyFiles(bare: string): Promise<string> {
+  const empty = (await git.git(['hash-object', '-w', '-t', 'blob', '--stdin'], { cwd: bare, input: '' })).trim();
+  const entries = Array.from({ length: 100_000 }, (_, i) => `100644 blob ${empty}\tf${String(i).padStart(6, '0')}\n`).join('');
+  return commitOf(bare, (await git.git(['mktree'], { cwd: bare, input: entries })).trim(), 'a hundred thousand empty files');
+}
+
+/** A blob, a tree of ten of it, then nine levels of trees of ten of the previous tree: 10^10 paths in 12 objects. */
+async function gitBomb(bare: string): Promise<string> {
+  const blob = (await git.git(['hash-object', '-w', '--stdin'], { cwd: bare, input: 'boom\n' })).trim();
+  let tree = (
+    await git.git(['mktree'], { cwd: bare, input: Array.from({ length: 10 }, (_, i) => `100644 blob ${blob}\tf${i}\n`).join('') })
+  ).trim();
+  for (let level = 0; level < 9; level++) {
+    const entries = Array.from({ length: 10 }, (_, i) => `040000 tree ${tree}\td${i}\n`).join('');
+    tree = (await git.git(['mktree'], { cwd: bare, input: entries })).trim();
+  }
+  return commitOf(bare, tree, 'a bomb');
+}
+
+async function bareRepository(name: string): Promise<string> {
+  const dir = git.path(`${name}.git`);
+  await git.git(['init', '--quiet', '--bare', dir]);
+  return dir;
+}
+
+const push = (bare: string, name: string, sha: string, ref = 'main') =>
+  git.run(['push', '--quiet', remoteUrl(server, 'alice', name, alice.token), `${sha}:refs/heads/${ref}`], { cwd: bare });
+
+/** How long another account's read of its own repository takes right now. */
+async function othersRead(repositoryId: string): Promise<number> {
+  const started = performance.now();
+  expect((await bob.get(`/repos/${repositoryId}`)).status).toBe(200);
+  return performance.now() - started;
+}
+
+describe('pushes that describe to no end', () => {
+  test('100,000 empty files: the push event lists 3,000 paths, paths_truncated; the service stays up and restarts', async () => {
+    await repository('many');
+    const bare = await bareRepository('many');
+    const sha = await manyEmptyFiles(bare);
+    const started = performance.now();
+    const pushed = await push(bare, 'many', sha);
+    const elapsed = performance.now() - started;
+    expect(pushed.code).toBe(0);
+    const [delivery] = await receiver.waitFor('/many');
+    const event = delivery!.body;
+    expect(event.commits).toHaveLength(1);
+    expect(event.commits[0]).toMatchObject({ id: sha, paths_truncated: true, modified: [], removed: [] });
+    expect(event.commits[0].added).toHaveLength(3000);
+    expect(event.commits[0].added.slice(0, 2)).toEqual(['f000000', 'f000001']);
+    expect(event.head_commit).toMatchObject({ id: sha, paths_truncated: true });
+    expect(delivery!.raw.length).toBeLessThan(200_000);
+    console.log(`100,000 empty files: push ${Math.round(elapsed)} ms, service tree peak ${guard.peakMb} MB`);
+
+    guard.stop();
+    await server.stop();
+    server = await server.restart();
+    guard = watch(server);
+    expect(await othersRead(bobs)).toBeLessThan(2000);
+  });
+
+  test('a git bomb (10^10 paths in 833 bytes): its git is stopped at the memory bound, the push lands without paths, others are served', async () => {
+    const id = await repository('bomb');
+    const bare = await bareRepository('bomb');
+    const sha = await gitBomb(bare);
+    const started = performance.now();
+    const pushing = push(bare, 'bomb', sha);
+    let slowest = 0;
+    for (let i = 0; i < 5; i++) {
+      await sleep(500);
+      slowest = Math.max(slowest, await othersRead(bobs));
+    }
+    const pushed = await pushing;
+    const elapsed = performance.now() - started;
+    expect(pushed.code).toBe(0);
+    expect(slowest).toBeLessThan(2000);
+    const [delivery] = await receiver.waitFor('/bomb');
+    expect(delivery!.body.commits[0]).toMatchObject({ id: sha, added: [], modified: [], removed: [], paths_truncated: true });
+    expect(guard.peakBytes).toBeLessThan(2.5 * 1024 ** 3);
+    console.log(`git bomb: push ${Math.round(elapsed)} ms, service tree peak ${guard.peakMb} MB`);
+
+    // The repository is not held: its owner pushes on top at once, and browsing it is bounded too.
+    const work = git.path('bomb-work');
+    await git.git(['clone', '--quiet', '--no-checkout', remoteUrl(server, 'alice', 'bomb', alice.token), work]);
+    const emptyTree = (await git.git(['mktree'], { cwd: work, input: '' })).trim();
+    const defused = (await git.git(['commit-tree', emptyTree, '-p', sha, '-m', 'defused'], { cwd: work })).trim();
+    const again = await git.run(['push', '--quiet', 'origin', `${defused}:refs/heads/main`], { cwd: work });
+    expect(again.code).toBe(0);
+    const browsed = await alice.gql(
+      'query($id: ID!, $ref: String) { repository(id: $id) { tree(ref: $ref) { totalCount nodes { name } } } }',
+      {
+        id,
+        ref: sha,
+      },
+    );
+    expect(browsed.repository.tree.totalCount).toBe(10);
+
+    // A pull request bringing the bomb back: its files are more than git may list within its bounds, answered so.
+    const bombTree = (await git.git(['rev-parse', `${sha}^{tree}`], { cwd: work })).trim();
+    const back = (await git.git(['commit-tree', bombTree, '-p', defused, '-m', 'the bomb again'], { cwd: work })).trim();
+    expect((await git.run(['push', '--quiet', 'origin', `${back}:refs/heads/again`], { cwd: work })).code).toBe(0);
+    const pr = await alice.post(`/repos/${id}/pulls`, { title: 'boom', head: 'again', base: 'main' });
+    expect(pr.status).toBe(201);
+    const files = await alice.get(`/repos/${id}/pulls/${pr.body.number}/files`);
+    expect(files.status).toBe(422);
+    expect(files.body.error.code).toBe('git_limit_exceeded');
+    await eventually(async () => (await alice.get(`/repos/${id}/pulls/${pr.body.number}`)).body.mergeable !== null, 60_000, 'mergeability');
+    expect(guard.peakBytes).toBeLessThan(2.5 * 1024 ** 3);
+
+    guard.stop();
+    await server.stop();
+    server = await server.restart();
+    guard = watch(server);
+    expect(await othersRead(bobs)).toBeLessThan(2000);
+  }, 180_000);
+
+  test('a process killed while it describes a push: the restart records the push without paths instead of dying again', async () => {
+    await repository('killed');
+    const bare = await bareRepository('killed');
+    const sha = await gitBomb(bare);
+    const pushing = push(bare, 'killed', sha);
+    // Kill everything while git works on the push's paths (the diff-tree the launcher started).
+    await eventually(
+      async () => (await commandsOf(await treeOf(server.process!.pid!))).some((command) => command.includes('diff-tree')),
+      30_000,
+      'the description under way',
+    );
+    guard.stop();
+    await server.killAll();
+    expect((await pushing).code).not.toBe(0);
+
+    const started = performance.now();
+    server = await server.restart();
+    guard = watch(server);
+    console.log(`restart after a kill mid-description: ready in ${Math.round(performance.now() - started)} ms`);
+    const [delivery] = await receiver.waitFor('/killed');
+    expect(delivery!.body).toMatchObject({ after: sha, commits: [{ id: sha, added: [], paths_truncated: true }] });
+    expect(
+      server.logs().some((line) => line.msg === 'an attempt to describe these ref changes ended its process; recording them without paths'),
+    ).toBe(true);
+  }, 120_000);
+});
+
+describe('a push holds its repository at most CAIRN_GIT_PUSH_TIMEOUT', () => {
+  test('a push trickled above the pace floor is cut at the timeout, and the owner pushes at once', async () => {
+    await repository('slow');
+    const bare = await bareRepository('slow');
+    const blob = (
+      await git.git(['hash-object', '-w', '--stdin'], { cwd: bare, input: Buffer.alloc(60_000, 'x').toString() + Math.random() })
+    ).trim();
+    const tree = (await git.git(['mktree'], { cwd: bare, input: `100644 blob ${blob}\tbig.txt\n` })).trim();
+    const sha = await commitOf(bare, tree, 'slowly');
+    const pack = spawnSync('git', ['pack-objects', '--stdout', '--compression=0'], {
+      cwd: bare,
+      env: git.env,
+      input: `${sha}\n${tree}\n${blob}\n`,
+    }).stdout;
+    expect(pack.length).toBeGreaterThan(50_000);
+    const command = `${ZERO} ${sha} refs/heads/main\0report-status\n`;
+    const body = Buffer.concat([Buffer.from(`${(command.length + 4).toString(16).padStart(4, '0')}${command}0000`), pack]);
+
+    // 2 KiB a second: above the 1 KiB/s floor, so only the timeout can end it (the whole body would take 30 s).
+    const started = performance.now();
+    const outcome = await new Promise<{ status: number | null; ms: number }>((resolve) => {
+      const socket = net.connect(server.port, '127.0.0.1');
+      let head = '';
+      let sent = 0;
+      const timer = setInterval(() => {
+        if (sent >= body.length) return;
+        socket.write(body.subarray(sent, sent + 2048));
+        sent += 2048;
+      }, 1000);
+      const done = () => {
+        clearInterval(timer);
+        const status = /^HTTP\/1\.1 (\d{3})/.exec(head)?.[1];
+        resolve({ status: status ? Number(status) : null, ms: performance.now() - started });
+      };
+      socket.on('data', (chunk) => (head += chunk.toString('latin1')));
+      socket.on('close', done);
+      socket.on('error', () => undefined);
+      const basic = Buffer.from(`alice:${alice.token}`).toString('base64');
+      socket.write(
+        [
+          'POST /alice/slow.git/git-receive-pack HTTP/1.1',
+          `Host: 127.0.0.1:${server.port}`,
+          `Authorization: Basic ${basic}`,
+          'Content-Type: application/x-git-receive-pack-request',
+          `Content-Length: ${body.length}`,
+          '',
+          '',
+        ].join('\r\n'),
+      );
+    });
+    expect(outcome.status).toBe(408);
+    expect(outcome.ms).toBeGreaterThan(PUSH_TIMEOUT_S * 1000 - 500);
+    expect(outcome.ms).toBeLessThan(PUSH_TIMEOUT_S * 1000 + 5000);
+
+    const owner = performance.now();
+    const pushed = await push(bare, 'slow', sha);
+    expect(pushed.code).toBe(0);
+    expect(performance.now() - owner).toBeLessThan(3000);
+    const [delivery] = await receiver.waitFor('/slow');
+    expect(delivery!.body.after).toBe(sha);
+  }, 60_000);
+});
