@@ -3,6 +3,7 @@ import { connection, type Connection, type Page } from '../graphql/pagination.js
 import { isValidBranchName } from '../repositories/names.js';
 import { peelToCommits } from './commits.js';
 import { Blob, Branch, Commit, MAX_TREE_LISTING_MIB, Tag, TreeEntryType, type TreeEntryConnection } from './git.types.js';
+import { objectSizes } from './object-sizes.js';
 import { GitCommandError, GitLimitExceeded, runGit, runGitHead, runGitRaw } from './run-git.js';
 
 /** Blobs larger than this are described but their text is not returned. */
@@ -191,18 +192,6 @@ export async function listTree(dir: string, revision: string, path: string, page
   );
   for (const entry of entries) if (entry.type === TreeEntryType.BLOB) entry.size = sizes.get(entry.sha) ?? null;
   return { ...connection(entries, records.length, page), truncated: listing.truncated };
-}
-
-/** Sizes of objects by sha, with one `cat-file --batch-check`. */
-async function objectSizes(dir: string, shas: string[]): Promise<Map<string, number>> {
-  const sizes = new Map<string, number>();
-  if (!shas.length) return sizes;
-  const { stdout } = await runGit(['cat-file', '--batch-check=%(objectname) %(objectsize)'], { cwd: dir, input: shas.join('\n') + '\n' });
-  for (const line of stdout.split('\n')) {
-    const [sha, size] = line.split(' ');
-    if (sha && size) sizes.set(sha, Number(size));
-  }
-  return sizes;
 }
 
 /** The file at `path`. NOT_FOUND when it is missing or not a file. */

@@ -1,3 +1,4 @@
+import { objectSizes } from './object-sizes.js';
 import { GitCommandError, GitLimitExceeded, runGit, runGitHead } from './run-git.js';
 
 /** A commit as push payloads describe it (`commits[]`). */
@@ -151,16 +152,6 @@ function messageAllowances(shas: string[], sizes: Map<string, number>): Map<stri
       return [sha, chars];
     }),
   );
-}
-
-async function objectSizes(dir: string, shas: string[]): Promise<Map<string, number>> {
-  const { stdout } = await runGit(['cat-file', '--batch-check=%(objectname) %(objectsize)'], { cwd: dir, input: shas.join('\n') + '\n' });
-  const sizes = new Map<string, number>();
-  for (const line of stdout.split('\n')) {
-    const [sha, size] = line.split(' ');
-    if (sha && size) sizes.set(sha, Number(size));
-  }
-  return sizes;
 }
 
 function chunksBySize(shas: string[], sizes: Map<string, number>, limit: number): string[][] {

@@ -1,5 +1,5 @@
 import { Field, Int, ObjectType, registerEnumType } from 'type-graphql';
-import { ConnectionType, type Connection } from '../graphql/pagination.js';
+import { ConnectionType } from '../graphql/pagination.js';
 
 /** What one directory listing reads of git's output at most (browse.ts). */
 export const MAX_TREE_LISTING_MIB = 8;
@@ -130,23 +130,9 @@ export class Blob {
   text!: string | null;
 }
 
+/** A directory's page: a connection of its entries, and whether the listing stopped short. */
 @ObjectType('TreeEntryConnection', { description: "A page of the entries of a directory, in git's order." })
-export class TreeEntryConnection implements Connection<TreeEntry> {
-  @Field(() => [TreeEntry])
-  nodes!: TreeEntry[];
-
-  @Field(() => Int, { description: 'Entries of the directory (of those read, when `truncated`).' })
-  totalCount!: number;
-
-  @Field(() => Int, { description: 'Page size applied.' })
-  limit!: number;
-
-  @Field(() => Int, { description: 'Offset applied.' })
-  offset!: number;
-
-  @Field({ description: 'Whether more entries follow this page.' })
-  hasMore!: boolean;
-
+export class TreeEntryConnection extends ConnectionType(TreeEntry, 'TreeEntryPage') {
   @Field({
     description: `Whether the directory holds more entries than one listing reads (${MAX_TREE_LISTING_MIB} MiB of entries, some 100,000): only those are counted and paged.`,
   })

@@ -2,6 +2,7 @@ import { Field, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { readCommits } from '../git/browse.js';
 import type { Commit } from '../git/git.types.js';
 import { gitBounds } from '../git/git-bounds.js';
+import { objectSizes } from '../git/object-sizes.js';
 import { GitCommandError, GitLimitExceeded, runGit, runGitAccepting, runGitHead } from '../git/run-git.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
 
@@ -257,16 +258,9 @@ async function diffPage(dir: string, named: Map<string, ListedFile>, withPatches
   }
 }
 
-async function blobSizes(dir: string, sides: Array<Side | null>): Promise<Map<string, number>> {
-  const shas = [...new Set(sides.filter((side): side is Side => !!side && side.mode !== '160000').map((side) => side.sha))];
-  const sizes = new Map<string, number>();
-  if (!shas.length) return sizes;
-  const { stdout } = await runGit(['cat-file', '--batch-check=%(objectname) %(objectsize)'], { cwd: dir, input: shas.join('\n') + '\n' });
-  for (const line of stdout.split('\n')) {
-    const [sha, size] = line.split(' ');
-    if (sha && size) sizes.set(sha, Number(size));
-  }
-  return sizes;
+/** Sizes of the blobs of these sides (a submodule's commit is of another repository: none). */
+function blobSizes(dir: string, sides: Array<Side | null>): Promise<Map<string, number>> {
+  return objectSizes(dir, [...new Set(sides.filter((side): side is Side => !!side && side.mode !== '160000').map((side) => side.sha))]);
 }
 
 /** The hunks of one file's diff block (from its first `@@` line), or null when there are none or they are too large. */
