@@ -92,7 +92,7 @@ registerEnumType(TreeEntryType, {
 });
 
 @ObjectType('TreeEntry')
-export class TreeEntry {
+class TreeEntry {
   @Field()
   name!: string;
 
