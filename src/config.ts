@@ -88,12 +88,13 @@ export function loadConfig(env: Env = process.env): Config {
     const value = env[name];
     return value === undefined || value.trim() === '' ? undefined : value.trim();
   };
-  const duration = (name: string, fallback: string): number => {
+  const duration = (name: string, fallback: string, max?: [ms: number, text: string]): number => {
     const raw = read(name) ?? fallback;
     const ms = parseDuration(raw);
     if (ms === undefined || ms <= 0) {
       throw new ConfigError(name, `"${raw}" is not a positive duration (use ms, s, m, h or d, e.g. 10s)`);
     }
+    if (max && ms > max[0]) throw new ConfigError(name, `"${raw}" is longer than ${max[1]}`);
     return ms;
   };
 
@@ -199,10 +200,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (gitMemoryBytes === undefined || gitMemoryBytes < 64 * 1024 ** 2) {
     throw new ConfigError('CAIRN_GIT_MEMORY_LIMIT', `"${memoryRaw}" is not a size of at least 64m (e.g. 1g, 512m)`);
   }
+  // Deadlines are timers: at most a day for a command (ten times that for long work), a week for a push.
   const gitBounds: GitBoundSettings = {
-    timeoutMs: duration('CAIRN_GIT_TIMEOUT', '60s'),
+    timeoutMs: duration('CAIRN_GIT_TIMEOUT', '60s', [86_400_000, '1d']),
     memoryBytes: gitMemoryBytes,
-    pushTimeoutMs: duration('CAIRN_GIT_PUSH_TIMEOUT', '10m'),
+    pushTimeoutMs: duration('CAIRN_GIT_PUSH_TIMEOUT', '10m', [7 * 86_400_000, '7d']),
   };
 
   const logLevel = (read('LOG_LEVEL') ?? 'info').toLowerCase() as LogLevel;

@@ -87,7 +87,7 @@ export async function startService(
       clearTimeout(timer);
     }
   };
-  configureGitBounds(config.gitBounds);
+  configureGitBounds(config.gitBounds, log);
   try {
     let embedded: EmbeddedDatabase | null = null;
     if (!config.databaseUrl) {

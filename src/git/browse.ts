@@ -4,7 +4,7 @@ import { isValidBranchName } from '../repositories/names.js';
 import { peelToCommits } from './commits.js';
 import { Blob, Branch, Commit, MAX_TREE_LISTING_MIB, Tag, TreeEntryType, type TreeEntryConnection } from './git.types.js';
 import { objectSizes } from './object-sizes.js';
-import { GitCommandError, GitLimitExceeded, runGit, runGitHead, runGitRaw } from './run-git.js';
+import { GitCommandError, runGit, runGitHead, runGitRaw } from './run-git.js';
 
 /** Blobs larger than this are described but their text is not returned. */
 const MAX_BLOB_TEXT_BYTES = 1024 * 1024;
@@ -176,7 +176,6 @@ export async function listTree(dir: string, revision: string, path: string, page
     if (error instanceof GitCommandError) throw notFound('tree');
     throw error;
   }
-  if (listing.exceeded) throw new GitLimitExceeded(args, listing.exceeded);
   const records = listing.stdout.toString('utf8').split('\0');
   records.pop(); // after the last NUL: nothing, or an entry cut short
   // "<mode> <type> <sha>\t<name>" per entry.

@@ -1,5 +1,5 @@
 import { objectSizes } from './object-sizes.js';
-import { GitCommandError, GitLimitExceeded, runGit, runGitHead } from './run-git.js';
+import { GitCommandError, runGit, runGitHead, tryGitHead } from './run-git.js';
 
 /** A commit as push payloads describe it (`commits[]`). */
 export interface PushCommit {
@@ -130,7 +130,6 @@ export async function describeCommits(dir: string, shas: string[], { paths = tru
   for (const sha of large) {
     const [commit] = await logCommits(dir, [sha], '');
     const head = await runGitHead(['cat-file', 'commit', sha], MAX_MESSAGE_CHARS * 4 + 64 * 1024, { cwd: dir });
-    if (head.exceeded) throw new GitLimitExceeded(['cat-file', 'commit', sha], head.exceeded);
     const text = head.stdout.toString('utf8');
     const body = text.indexOf('\n\n');
     if (commit)
@@ -204,9 +203,10 @@ async function logCommits(dir: string, shas: string[], body: '%B' | ''): Promise
 
 const DIFF_TREE = ['diff-tree', '--stdin', '--always', '-r', '-z', '--name-status', '--no-renames', '--root', '--diff-merges=first-parent'];
 
-/** What is left of the path budget while commits are described. */
-interface PathBudget {
+/** Where the listing of a push's paths stands: the budget left, and whether git met a bound on one commit alone. */
+interface PathListing {
   bytes: number;
+  stopped: boolean;
 }
 
 /**
@@ -214,35 +214,51 @@ interface PathBudget {
  * the path budget lasts (the commits after it list none, `paths_truncated`). A chunk that stops
  * short — its output past DIFF_CHUNK_BYTES, or git past a bound — has the commits it did not finish
  * listed one by one; a commit that alone stops short keeps what was listed of it, `paths_truncated`.
+ * Once one commit alone has taken git to a bound (seconds, and a GiB), no more paths are listed for
+ * the push: a push of thousands of such commits costs two runs to a bound, not thousands.
  */
 async function addChangedPaths(dir: string, shas: string[], described: Map<string, PushCommit>): Promise<void> {
-  const budget: PathBudget = { bytes: PATH_BUDGET_BYTES };
+  const listing: PathListing = { bytes: PATH_BUDGET_BYTES, stopped: false };
+  const unlisted = (sha: string) => (described.get(sha)!.paths_truncated = true);
   for (let start = 0; start < shas.length; start += DIFF_CHUNK_COMMITS) {
     const chunk = shas.slice(start, start + DIFF_CHUNK_COMMITS);
-    if (budget.bytes <= 0) {
-      for (const sha of chunk) described.get(sha)!.paths_truncated = true;
+    if (listing.bytes <= 0 || listing.stopped) {
+      chunk.forEach(unlisted);
       continue;
     }
-    const complete = await listChangedPaths(dir, chunk, described, budget);
-    if (complete.size === chunk.length) continue;
+    const { complete, exceeded } = await listChangedPaths(dir, chunk, described, listing);
+    const rest = chunk.filter((sha) => !complete.has(sha));
     if (chunk.length === 1) {
-      described.get(chunk[0]!)!.paths_truncated = true; // alone, it stops short the same way again
+      rest.forEach(unlisted); // alone, it stops short the same way again
+      if (exceeded) listing.stopped = true;
       continue;
     }
-    for (const sha of chunk.filter((sha) => !complete.has(sha))) {
-      Object.assign(described.get(sha)!, { added: [], modified: [], removed: [], paths_truncated: false });
-      if (budget.bytes <= 0 || !(await listChangedPaths(dir, [sha], described, budget)).has(sha))
-        described.get(sha)!.paths_truncated = true;
+    for (const sha of rest) {
+      if (listing.bytes <= 0 || listing.stopped) {
+        unlisted(sha);
+        continue;
+      }
+      const commit = described.get(sha)!;
+      listing.bytes += [...commit.added, ...commit.modified, ...commit.removed].reduce((sum, path) => sum + Buffer.byteLength(path), 0);
+      Object.assign(commit, { added: [], modified: [], removed: [], paths_truncated: false });
+      const alone = await listChangedPaths(dir, [sha], described, listing);
+      if (!alone.complete.has(sha)) unlisted(sha);
+      if (alone.exceeded) listing.stopped = true;
     }
   }
 }
 
-/** One `diff-tree` over `shas`; returns the commits whose paths it listed to the end. */
-async function listChangedPaths(dir: string, shas: string[], described: Map<string, PushCommit>, budget: PathBudget): Promise<Set<string>> {
-  const { stdout, truncated, exceeded } = await runGitHead(DIFF_TREE, DIFF_CHUNK_BYTES, { cwd: dir, input: shas.join('\n') + '\n' });
-  const seen = parseChangedPaths(stdout.toString('utf8'), truncated || exceeded !== null, described, budget);
+/** One `diff-tree` over `shas`: the commits whose paths it listed to the end, and whether git met a bound. */
+async function listChangedPaths(
+  dir: string,
+  shas: string[],
+  described: Map<string, PushCommit>,
+  listing: PathListing,
+): Promise<{ complete: Set<string>; exceeded: boolean }> {
+  const { stdout, truncated, exceeded } = await tryGitHead(DIFF_TREE, DIFF_CHUNK_BYTES, { cwd: dir, input: shas.join('\n') + '\n' });
+  const seen = parseChangedPaths(stdout.toString('utf8'), truncated || exceeded !== null, described, listing);
   // Whole output: every commit was listed. Cut short: all but the last commit seen (it may have more).
-  return new Set(truncated || exceeded ? seen.slice(0, -1) : seen);
+  return { complete: new Set(truncated || exceeded ? seen.slice(0, -1) : seen), exceeded: exceeded !== null };
 }
 
 /**
@@ -250,7 +266,7 @@ async function listChangedPaths(dir: string, shas: string[], described: Map<stri
  * commit's MAX_PATHS_PER_COMMIT, or past the budget, are skipped and the commit marked
  * `paths_truncated`. Returns the ids seen, in order.
  */
-function parseChangedPaths(output: string, cutShort: boolean, described: Map<string, PushCommit>, budget: PathBudget): string[] {
+function parseChangedPaths(output: string, cutShort: boolean, described: Map<string, PushCommit>, budget: PathListing): string[] {
   const tokens = output.split('\0');
   if (cutShort) tokens.pop(); // the last token may be cut short
   const seen: string[] = [];

@@ -1,36 +1,41 @@
 import { spawnSync } from 'node:child_process';
+import os from 'node:os';
 import type { GitBoundSettings } from '../config.js';
+import type { Logger } from '../logger.js';
 
 /**
  * What one git process the service starts may take: a deadline and a memory bound
  * (CAIRN_GIT_TIMEOUT, CAIRN_GIT_MEMORY_LIMIT), set once at start-up for every git after it.
  *
- * - Commands started through the launcher (everything but the wire protocol) run under a wall-clock
- *   deadline and a watch on their resident memory (git-launcher.ts, process-watch.ts); maintenance
- *   gets LONG_WORK_FACTOR times the deadline.
+ * - Commands started through the launcher — everything but the wire protocol's streaming
+ *   processes, the advertisement included — run under a wall-clock deadline and a watch on their
+ *   resident memory, summed over the processes they start (git-launcher.ts, process-watch.ts);
+ *   maintenance gets LONG_WORK_FACTOR times the deadline.
  * - The wire protocol's `upload-pack` and `receive-pack`, started by the service itself and running
  *   as long as the client's network needs, run under the kernel's limits (`prlimit`), which the
  *   processes they start (`pack-objects`, `index-pack`) inherit: an address space of the memory
- *   bound, and LONG_WORK_FACTOR times the deadline of CPU time — a slow network costs no CPU, a
- *   runaway pack does. A push is bounded in all by CAIRN_GIT_PUSH_TIMEOUT besides (receive.ts).
+ *   bound for each process, and LONG_WORK_FACTOR times the deadline of CPU time — a slow network
+ *   costs no CPU, a runaway pack does. A push is bounded in all by CAIRN_GIT_PUSH_TIMEOUT besides
+ *   (receive.ts).
  */
 export const LONG_WORK_FACTOR = 10;
 
 let bounds: GitBoundSettings = { timeoutMs: 60_000, memoryBytes: 1024 ** 3, pushTimeoutMs: 10 * 60_000 };
-let prlimit: boolean | undefined;
+let prlimit = false;
 
-export function configureGitBounds(settings: GitBoundSettings): void {
+/** Sets the bounds of every git started from now on; says so when the kernel's limits cannot be set here. */
+export function configureGitBounds(settings: GitBoundSettings, log: Logger): void {
   bounds = { ...settings };
+  prlimit = spawnSync('prlimit', ['--version'], { stdio: 'ignore' }).status === 0;
+  if (!prlimit) {
+    log.warn(
+      "prlimit (util-linux) is not installed: the wire protocol's git processes run without a memory bound, pushes within CAIRN_GIT_PUSH_TIMEOUT only",
+    );
+  }
 }
 
 export function gitBounds(): Readonly<GitBoundSettings> {
   return bounds;
-}
-
-/** Whether `prlimit` (util-linux) is there to start the wire protocol's git under the kernel's limits; asked once. */
-function hasPrlimit(): boolean {
-  prlimit ??= spawnSync('prlimit', ['--version'], { stdio: 'ignore' }).status === 0;
-  return prlimit;
 }
 
 /**
@@ -49,10 +54,10 @@ const limits = (extraBytes = 0) => [
  * The program and arguments that run the wire protocol's `git <args>` under the kernel's bounds.
  * `upload-pack` gets the room of its pack window besides, and the `pack-objects` it starts — the one
  * that works — the bound exactly (`uploadpack.packObjectsHook`, honoured from the command line only).
- * Without `prlimit` (not Linux) git runs unbounded but for a push's own deadline.
+ * Without `prlimit` (not Linux) git runs unbounded but for a push's own deadline (a warning at start-up says so).
  */
 export function underKernelBounds(service: 'upload-pack' | 'receive-pack', args: string[]): { command: string; args: string[] } {
-  if (!hasPrlimit()) return { command: 'git', args };
+  if (!prlimit) return { command: 'git', args };
   if (service === 'receive-pack') return { command: 'prlimit', args: [...limits(), '--', 'git', ...args] };
   const hook = `uploadpack.packObjectsHook=prlimit ${limits().join(' ')} --`;
   return { command: 'prlimit', args: [...limits(DEFAULT_PACK_WINDOW_BYTES), '--', 'git', '-c', hook, ...args] };
@@ -66,11 +71,14 @@ export function underKernelBounds(service: 'upload-pack' | 'receive-pack', args:
  * - files over 64 MiB are streamed, never held whole (receiving, packing, reading them) nor delta
  *   compressed, and diffs treat them as binary (git's own threshold is 512 MiB: two such files side
  *   by side in a delta search pass the bound);
- * - a delta search holds at most 128 MiB of objects per thread.
+ * - packing and indexing use at most 4 threads, each holding at most 128 MiB of objects in a delta
+ *   search (git's default is a thread per CPU without a memory limit: on a large machine their sum
+ *   would pass the bound, and maintenance would never finish).
  */
 export const BOUNDED_GIT_SETTINGS: Record<string, string> = {
   'core.packedGitWindowSize': '32m',
   'core.packedGitLimit': '256m',
   'core.bigFileThreshold': '64m',
+  'pack.threads': String(Math.min(4, os.availableParallelism())),
   'pack.windowMemory': '128m',
 };

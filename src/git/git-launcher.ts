@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
-import { killTree, ProcessWatch } from './process-watch.js';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { descendantsIn, processTree, ProcessWatch } from './process-watch.js';
 
 /**
  * The helper process that starts git commands for the service (see
@@ -24,10 +24,34 @@ interface Request {
 
 /** stderr kept per command: enough to say what went wrong. */
 const MAX_STDERR_BYTES = 64 * 1024;
+/** How long git gets to stop on SIGTERM (removing its lock files: it may be writing refs) before it is killed. */
+const STOP_GRACE_MS = 2_000;
 
 const watch = new ProcessWatch();
 /** Commands running now, stopped when the service goes away: nothing would bound them any more. */
-const running = new Set<number>();
+const running = new Set<ChildProcess>();
+
+/**
+ * Stops a command past a bound: git and the processes it started (found before git goes, while
+ * they are still its) get SIGTERM, on which git removes its lock files, then SIGKILL after
+ * STOP_GRACE_MS. git itself is signalled through its ChildProcess, which does nothing once it has
+ * exited (its pid may be another process's by then).
+ */
+async function stop(child: ChildProcess, tree?: Map<number, number[]>): Promise<void> {
+  const started = child.pid ? descendantsIn(tree ?? (await processTree()), child.pid) : [];
+  const signal = (name: NodeJS.Signals) => {
+    child.kill(name);
+    for (const pid of started) {
+      try {
+        process.kill(pid, name);
+      } catch {
+        // gone already
+      }
+    }
+  };
+  signal('SIGTERM');
+  setTimeout(() => signal('SIGKILL'), STOP_GRACE_MS).unref();
+}
 
 process.on('message', (request: Request) => {
   const child = spawn('git', request.args, {
@@ -44,11 +68,14 @@ process.on('message', (request: Request) => {
   const leader = child.pid;
   const deadline = setTimeout(() => {
     exceeded ??= 'deadline';
-    if (leader) void killTree(leader);
+    void stop(child);
   }, request.timeoutMs);
+  running.add(child);
   if (leader) {
-    running.add(leader);
-    watch.watch(leader, request.memoryBytes, () => (exceeded ??= 'memory'));
+    watch.watch(leader, request.memoryBytes, () => {
+      exceeded ??= 'memory';
+      void stop(child);
+    });
   }
   child.stdout.on('data', (chunk: Buffer) => {
     if (truncated) return;
@@ -57,7 +84,7 @@ process.on('message', (request: Request) => {
     size += Math.min(chunk.length, room);
     if (chunk.length > room) {
       truncated = true;
-      child.kill('SIGKILL');
+      child.kill('SIGKILL'); // a reading command, which starts no processes of its own
     }
   });
   child.stderr.on('data', (chunk: Buffer) => {
@@ -68,10 +95,12 @@ process.on('message', (request: Request) => {
   const answer = (code: number | null, stderr: string) => {
     if (answered) return;
     answered = true;
-    running.delete(leader ?? -1);
+    running.delete(child);
     clearTimeout(deadline);
     if (leader) watch.forget(leader);
-    process.send?.({ id: request.id, code, stdout: Buffer.concat(out), stderr, truncated, exceeded });
+    // Sent only while the service listens: after it went away the answer has no one to go to.
+    if (process.connected)
+      process.send?.({ id: request.id, code, stdout: Buffer.concat(out), stderr, truncated, exceeded }, () => undefined);
   };
   child.on('error', (error) => answer(null, String(error)));
   child.on('close', (code) => answer(code, Buffer.concat(err).toString('utf8')));
@@ -79,5 +108,7 @@ process.on('message', (request: Request) => {
   child.stdin.end(request.input ?? '');
 });
 process.on('disconnect', () => {
-  void Promise.all([...running].map(killTree)).finally(() => process.exit(0));
+  void processTree()
+    .then((tree) => Promise.all([...running].map((child) => stop(child, tree))))
+    .finally(() => setTimeout(() => process.exit(0), STOP_GRACE_MS));
 });

@@ -35,6 +35,7 @@ export function finishGitResponse(res: ServerResponse, run: ServiceRun): void {
     return;
   }
   if (run.bodyError) return sendGitAnswer(res, run.bodyError);
+  if (run.stoppedAt) return sendGitAnswer(res, run.stoppedAt);
   if (run.code === 0) {
     res.statusCode = 200;
     setNoCache(res);

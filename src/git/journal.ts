@@ -42,7 +42,7 @@ export async function interruptedPush(client: pg.ClientBase, repositoryId: strin
  * found without a journal entry (refs moved outside the service) gets one, crediting `userId`.
  * The entry goes when the changes are recorded.
  */
-export async function beginDescribing(client: pg.ClientBase, repositoryId: string, userId: string): Promise<void> {
+async function beginDescribing(client: pg.ClientBase, repositoryId: string, userId: string): Promise<void> {
   await client.query(
     `insert into git_push_journal (repository_id, user_id, started_at, describe_attempts) values ($1, $2, now(), 1)
      on conflict (repository_id) do update set describe_attempts = git_push_journal.describe_attempts + 1`,
@@ -60,11 +60,38 @@ export async function beginPush(client: pg.ClientBase, repositoryId: string, ent
   );
 }
 
-/** An attempt to describe the changes ended (described, or failed in a way the process survived). */
-export async function endDescribing(client: pg.ClientBase, repositoryId: string): Promise<void> {
+/** An attempt to describe the changes failed in a way the process survived: not the kind the count is for. */
+async function endDescribing(client: pg.ClientBase, repositoryId: string): Promise<void> {
   await client.query('update git_push_journal set describe_attempts = greatest(describe_attempts - 1, 0) where repository_id = $1', [
     repositoryId,
   ]);
+}
+
+/**
+ * One attempt to record a repository's ref changes, counted in the journal (through the session
+ * holding the repository's lock, so each count commits at once) from the moment it starts on what a
+ * push's content drives — describing the changes, serialising and writing their events — until it
+ * commits, which drops the entry, or fails in a way the process survives, which takes it off the
+ * count. An attempt the process died in stays counted, for the next one to see.
+ */
+export class RecordingAttempt {
+  private counted = false;
+
+  constructor(
+    private readonly client: pg.ClientBase | null,
+    private readonly repositoryId: string,
+  ) {}
+
+  /** Counts the attempt (once), crediting `userId` if the changes have no entry yet. */
+  async describing(userId: string): Promise<void> {
+    if (!this.client || this.counted) return;
+    await beginDescribing(this.client, this.repositoryId, userId);
+    this.counted = true;
+  }
+
+  async failed(): Promise<void> {
+    if (this.client && this.counted) await endDescribing(this.client, this.repositoryId).catch(() => undefined);
+  }
 }
 
 /** Drops the entry of this change when it moved nothing (refused before any ref could move). */

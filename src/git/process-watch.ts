@@ -7,10 +7,11 @@ import fs from 'node:fs/promises';
  * typical git command itself; this watch costs nothing for the commands that end within a tick.
  *
  * A command running past its first tick has its anonymous resident memory (`RssAnon`: its heap,
- * not the packfiles it maps, which are the page cache's) read every TICK_MS; one running past a
- * second also has the processes it started found (the `pack-objects` a `repack` starts) and
- * counted with it, every SCAN_EVERY ticks. Past the bound git and those processes are killed.
- * Growing at git's fastest (some 250 MB/s) a command overshoots by a few tens of MB at most.
+ * not the pack files it maps, which are the page cache's) read every TICK_MS; one running past a
+ * second also has the processes it started found (the `pack-objects` a `repack` starts, from one
+ * pass over /proc) and counted with it, every SCAN_EVERY ticks. Growing at git's fastest (some 250
+ * MB/s), git itself passes the bound by a few tens of MB before it is stopped, a process it started
+ * by up to a second's growth.
  *
  * The processes stay in the service's process group (not detached): whatever kills the service's
  * group — a supervisor, a test — kills its git processes with it.
@@ -38,7 +39,7 @@ export class ProcessWatch {
     () => false,
   );
 
-  /** Watches `leader` and what it starts until `forget`; `exceeded` is called once, as they are killed. */
+  /** Watches `leader` and what it starts until `forget`; past the bound, forgets it and calls `exceeded` once (which stops it). */
   watch(leader: number, memoryBytes: number, exceeded: () => void): void {
     this.watched.set(leader, { leader, startedAt: Date.now(), memoryBytes, descendants: [], exceeded });
     this.timer ??= setInterval(() => void this.tick(), TICK_MS);
@@ -77,31 +78,11 @@ export class ProcessWatch {
     if (total <= entry.memoryBytes || !this.watched.has(entry.leader)) return;
     this.forget(entry.leader);
     entry.exceeded();
-    await killTree(entry.leader);
   }
-}
-
-/** Kills a process and every process it started (found afresh: a command past its bound may have started more). */
-export async function killTree(leader: number): Promise<void> {
-  const tree = await processTree();
-  for (const pid of [leader, ...descendantsIn(tree, leader)]) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-}
-
-/** `RssAnon` of a process in bytes; 0 once it is gone. */
-async function anonymousResidentBytes(pid: number): Promise<number> {
-  const status = await fs.readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-  const kb = /^RssAnon:\s+(\d+) kB/m.exec(status)?.[1];
-  return kb ? Number(kb) * 1024 : 0;
 }
 
 /** Every process's children, from one pass over /proc (empty where there is no /proc). */
-async function processTree(): Promise<Map<number, number[]>> {
+export async function processTree(): Promise<Map<number, number[]>> {
   const children = new Map<number, number[]>();
   const pids = (await fs.readdir('/proc').catch(() => [] as string[])).filter((name) => /^\d+$/.test(name)).map(Number);
   await Promise.all(
@@ -113,7 +94,8 @@ async function processTree(): Promise<Map<number, number[]>> {
   return children;
 }
 
-function descendantsIn(tree: Map<number, number[]>, pid: number): number[] {
+/** The processes under `pid` in a tree from processTree, nearest first. */
+export function descendantsIn(tree: Map<number, number[]>, pid: number): number[] {
   const found: number[] = [];
   for (let queue = [...(tree.get(pid) ?? [])]; queue.length;) {
     const next = queue.shift()!;
@@ -121,6 +103,13 @@ function descendantsIn(tree: Map<number, number[]>, pid: number): number[] {
     queue = queue.concat(tree.get(next) ?? []);
   }
   return found;
+}
+
+/** `RssAnon` of a process in bytes (`VmRSS` where the kernel has no `RssAnon`); 0 once it is gone. */
+async function anonymousResidentBytes(pid: number): Promise<number> {
+  const status = await fs.readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  const kb = (/^RssAnon:\s+(\d+) kB/m.exec(status) ?? /^VmRSS:\s+(\d+) kB/m.exec(status))?.[1];
+  return kb ? Number(kb) * 1024 : 0;
 }
 
 /** The parent of a process (field 4 of /proc/<pid>/stat, after the parenthesised command name). */

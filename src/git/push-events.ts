@@ -4,6 +4,8 @@ import { NO_PUSH_DETAILS, type PushCertificate, type PushDetails } from './push-
 import { describeCommits, hasNewCommits, isAncestor, newCommits, peelToCommits, type PushCommit } from './commits.js';
 import type { RefUpdate, RefUpdatePlan } from './ref-updates.js';
 import { ZERO_SHA } from './refs.js';
+import { gitBounds } from './git-bounds.js';
+import { GitLimitExceeded } from './run-git.js';
 
 /** Who a ref change is credited to: `sender` of the events and `pusher` of the push payload. */
 export interface GitActor {
@@ -25,7 +27,10 @@ interface PushFields {
   created: boolean;
   deleted: boolean;
   forced: boolean;
-  total_commits: number;
+  /** null when the commits were not walked (commits_truncated). */
+  total_commits: number | null;
+  /** The commits were not listed nor counted: past the walks one change may make (Walks). */
+  commits_truncated: boolean;
   commits: PushCommit[];
   head_commit: PushCommit | null;
   pusher: { name: string; email: string };
@@ -103,16 +108,11 @@ export async function pushEventDrafts(
   // thousands of refs then costs a handful of processes, not thousands.
   const tips = [...new Set(updates.filter((update) => peeled.get(update.after)).map((update) => update.after))];
   const anyNew = tips.length > 0 && (await hasNewCommits(dir, tips, previousTips));
-  const nothingNew = Promise.resolve({ total: 0, shas: [] as string[] });
-  const listedByTip = new Map<string, ReturnType<typeof newCommits>>();
-  const listNew = (tip: string) => {
-    if (!anyNew) return nothingNew;
-    let listed = listedByTip.get(tip);
-    if (!listed) listedByTip.set(tip, (listed = newCommits(dir, tip, previousTips)));
-    return listed;
-  };
-
-  const listNewToBranch = (update: RefUpdate) => newCommits(dir, update.after, update.before === ZERO_SHA ? previousTips : [update.before]);
+  const nothingNew = Promise.resolve<Listed>({ total: 0, shas: [] });
+  const walks = new Walks(dir);
+  const listNew = (tip: string) => (anyNew ? walks.list(tip, previousTips) : nothingNew);
+  const listNewToBranch = (update: RefUpdate) =>
+    walks.list(update.after, update.before === ZERO_SHA ? previousTips : [update.before], `${update.before} ${update.after}`);
 
   const perUpdate = await mapLimit(updates, 4, async (update) => {
     const head = update.after === ZERO_SHA ? null : (peeled.get(update.after) ?? null);
@@ -153,6 +153,7 @@ export async function pushEventDrafts(
         deleted,
         forced,
         total_commits: listed.total,
+        commits_truncated: listed.total === null,
         commits: listings[index]!.map((sha) => described.get(sha)).filter((commit): commit is PushCommit => !!commit),
         head_commit: head ? (described.get(head) ?? null) : null,
         pusher: { name: actor.login, email: actor.email },
@@ -165,6 +166,44 @@ export async function pushEventDrafts(
   }
   return { drafts, updates: perUpdate.map(({ update, forced }) => ({ ...update, forced })) };
 }
+
+/** The commits an event lists, and how many there are in all (null: not walked). */
+interface Listed {
+  total: number | null;
+  shas: string[];
+}
+
+/** Distinct walks of history one change's events make at most. */
+const MAX_WALKS = 100;
+
+/**
+ * The walks of history that list and count each event's new commits, one per distinct question
+ * (updates to one tip share theirs). A push of thousands of refs to thousands of new tips — an
+ * import with its tags, each walking the history new to the repository — would take hours under
+ * the repository's lock: past MAX_WALKS walks, or once walking has taken CAIRN_GIT_TIMEOUT in all,
+ * or for a walk git cannot make within its bounds, an event lists and counts nothing
+ * (`commits_truncated`).
+ */
+class Walks {
+  private readonly started = Date.now();
+  private readonly byQuestion = new Map<string, Promise<Listed>>();
+
+  constructor(private readonly dir: string) {}
+
+  list(tip: string, exclude: Iterable<string>, question = tip): Promise<Listed> {
+    let listed = this.byQuestion.get(question);
+    if (listed) return listed;
+    if (this.byQuestion.size >= MAX_WALKS || Date.now() - this.started > gitBounds().timeoutMs) return Promise.resolve(NOT_WALKED);
+    listed = newCommits(this.dir, tip, exclude).catch((error: unknown) => {
+      if (error instanceof GitLimitExceeded) return NOT_WALKED;
+      throw error;
+    });
+    this.byQuestion.set(question, listed);
+    return listed;
+  }
+}
+
+const NOT_WALKED: Listed = { total: null, shas: [] };
 
 /** Commits the `push` events of one change list together (each at most MAX_PUSH_COMMITS): two full lists. */
 const MAX_LISTED_PER_CHANGE = 4096;

@@ -6,7 +6,7 @@ import { conflict, notFound } from '../errors/domain-error.js';
 import type { Logger } from '../logger.js';
 import type { Repository } from '../repositories/repository.entity.js';
 import { findRepository } from '../repositories/repository.service.js';
-import { abandonPush, beginDescribing, beginPush, endDescribing, interruptedPush, type CommitsNewTo } from './journal.js';
+import { abandonPush, beginPush, interruptedPush, RecordingAttempt, type CommitsNewTo } from './journal.js';
 import { NO_PUSH_DETAILS, type PushDetails } from './push-details.js';
 import { pushEventDrafts, type DescribedUpdate, type EventDraft, type GitActor } from './push-events.js';
 import { planRefUpdates, type RefUpdate, type ReportedUpdate } from './ref-updates.js';
@@ -101,8 +101,8 @@ interface RecordInput {
   silent?: boolean;
   commitsNewTo: CommitsNewTo;
   /**
-   * The session holding the repository's lock, through which each attempt to describe the changes is
-   * counted in the journal before it begins (beginDescribing); null for a repository being created.
+   * The session holding the repository's lock, through which each attempt to record the changes is
+   * counted in the journal (RecordingAttempt); null for a repository being created.
    */
   journal: pg.ClientBase | null;
   /** List the paths each commit changed: false once an attempt to describe these changes never finished. */
@@ -247,7 +247,7 @@ export class RefTransactions {
       journal: null,
       paths: true,
     } as const;
-    const prepared = await this.prepare(tx, repository, input);
+    const prepared = await this.prepare(tx, repository, input, null);
     await this.commit(tx, prepared, input);
   }
 
@@ -334,17 +334,27 @@ export class RefTransactions {
     const em = this.orm.em.fork();
     const repository = await findRepository(em, repositoryId);
     if (!repository) return { updates: [], events: 0 }; // deleted meanwhile: its refs and journal went with it
-    const prepared = await this.prepare(em, repository, input);
-    if (!prepared.updates.length) {
-      await em.execute('delete from git_push_journal where repository_id = ?', [repositoryId]);
-      return { updates: [], events: 0 };
+    const attempt = new RecordingAttempt(input.journal, repositoryId);
+    try {
+      const prepared = await this.prepare(em, repository, input, attempt);
+      if (!prepared.updates.length) {
+        await em.execute('delete from git_push_journal where repository_id = ?', [repositoryId]);
+        return { updates: [], events: 0 };
+      }
+      await this.events.transaction(em, (tx) => this.commit(tx, prepared, input));
+      this.committed(prepared, input);
+      return { updates: prepared.updates, events: prepared.drafts.length };
+    } catch (error) {
+      await attempt.failed();
+      throw error;
     }
-    await this.events.transaction(em, (tx) => this.commit(tx, prepared, input));
-    this.committed(prepared, input);
-    return { updates: prepared.updates, events: prepared.drafts.length };
   }
 
-  /** Refs Cairn moves itself: decided and swapped inside the recording transaction, under its row locks. */
+  /**
+   * Refs Cairn moves itself: decided and swapped inside the recording transaction, under its row
+   * locks. The attempt is counted before the transaction opens: its count is written through the
+   * lock's own session, never waited on from inside the transaction.
+   */
   private async recordDecided(
     repositoryId: string,
     input: Omit<RecordInput, 'reported' | 'unreported'>,
@@ -354,53 +364,53 @@ export class RefTransactions {
     const em = this.orm.em.fork();
     const repository = await findRepository(em, repositoryId);
     if (!repository) throw conflict('the repository was deleted');
+    const attempt = new RecordingAttempt(input.journal, repositoryId);
     let prepared: Prepared | null = null;
     let recorded: RecordInput | null = null;
-    await this.events.transaction(em, async (tx) => {
-      const updates = await decide(tx);
-      progress.stage = 'moving';
-      if (!(await this.git.compareAndSwap(repositoryId, updates))) {
-        progress.stage = 'unmoved'; // the swap is all or none, and it was none
-        throw conflict('a branch moved while the change was prepared; nothing was written');
-      }
-      progress.stage = 'moved';
-      recorded = { ...input, reported: updates, unreported: 'outside' };
-      prepared = await this.prepare(tx, repository, recorded);
-      await this.commit(tx, prepared, recorded);
-    });
+    try {
+      await attempt.describing(input.actor?.id ?? repository.owner.id);
+      await this.events.transaction(em, async (tx) => {
+        const updates = await decide(tx);
+        progress.stage = 'moving';
+        if (!(await this.git.compareAndSwap(repositoryId, updates))) {
+          progress.stage = 'unmoved'; // the swap is all or none, and it was none
+          throw conflict('a branch moved while the change was prepared; nothing was written');
+        }
+        progress.stage = 'moved';
+        recorded = { ...input, reported: updates, unreported: 'outside' };
+        prepared = await this.prepare(tx, repository, recorded, attempt);
+        await this.commit(tx, prepared, recorded);
+      });
+    } catch (error) {
+      await attempt.failed();
+      throw error;
+    }
     this.committed(prepared!, recorded!);
     return { updates: prepared!.updates, events: prepared!.drafts.length };
   }
 
-  /** Plans the changes (recorded vs reported vs disk) and describes them as events. */
-  private async prepare(em: EntityManager, repository: Repository, input: RecordInput): Promise<Prepared> {
+  /** Plans the changes (recorded vs reported vs disk) and describes them as events, the attempt counted first. */
+  private async prepare(
+    em: EntityManager,
+    repository: Repository,
+    input: RecordInput,
+    attempt: RecordingAttempt | null,
+  ): Promise<Prepared> {
     const dir = this.git.pathFor(repository.id);
     const [disk, recorded] = await Promise.all([readDiskRefs(dir), readRecordedRefs(em, repository.id)]);
     const plan = planRefUpdates(recorded, input.reported, disk, input.unreported);
     const outside = await creditedUser(em, repository, input.creditedUserId, this.events.baseUrl);
     const actors = { push: input.actor ?? outside, outside };
     if (!plan.updates.length) return { repository, disk, updates: [], drafts: [], actors, newDefault: null };
-    const { drafts, updates } = await this.describe(repository.id, input.journal, actors.push.id, () =>
-      pushEventDrafts(dir, plan, actors, { newTo: input.commitsNewTo, details: input.details, paths: input.paths }),
-    );
+    await attempt?.describing(actors.push.id);
+    const { drafts, updates } = await pushEventDrafts(dir, plan, actors, {
+      newTo: input.commitsNewTo,
+      details: input.details,
+      paths: input.paths,
+    });
     const wasEmpty = recorded.size === 0 && input.reported.every((update) => update.before === ZERO_SHA);
     const newDefault = wasEmpty ? defaultBranchAfterFirstPush(repository, disk, plan.updates) : null;
     return { repository, disk, updates, drafts: input.silent ? [] : drafts, actors, newDefault };
-  }
-
-  /**
-   * Describes changes as events, the attempt counted in the journal first (beginDescribing). An
-   * attempt that ends — described, or failed and thrown — is taken off the count again: only one
-   * that never ended (its process died) stays counted, for the next attempt to see.
-   */
-  private async describe<T>(repositoryId: string, journal: pg.ClientBase | null, userId: string, work: () => Promise<T>): Promise<T> {
-    if (!journal) return work();
-    await beginDescribing(journal, repositoryId, userId);
-    try {
-      return await work();
-    } finally {
-      await endDescribing(journal, repositoryId);
-    }
   }
 
   /**

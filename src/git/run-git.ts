@@ -43,19 +43,24 @@ export class GitLimitExceeded extends DomainError {
   constructor(
     readonly args: string[],
     readonly bound: Bound,
-    outputLimit = 0,
+    /** The bound met: ms for a deadline, bytes for memory or output. */
+    limit: number,
   ) {
-    const { timeoutMs, memoryBytes } = gitBounds();
     const MB = 1024 ** 2;
     super(
       'GIT_LIMIT_EXCEEDED',
       bound === 'deadline'
-        ? `git needed more than ${Math.round(timeoutMs / 1000)} s for this on this repository and was stopped`
+        ? `git needed more than ${Math.round(limit / 1000)} s for this on this repository and was stopped`
         : bound === 'memory'
-          ? `git needed more than ${Math.round(memoryBytes / MB)} MB of memory for this on this repository and was stopped`
-          : `git's answer for this on this repository is larger than ${Math.round(outputLimit / MB)} MB`,
+          ? `git needed more than ${Math.round(limit / MB)} MB of memory for this on this repository and was stopped`
+          : `git's answer for this on this repository is larger than ${Math.round(limit / MB)} MB`,
     );
   }
+}
+
+/** The error of a command stopped at its deadline or memory bound, naming the bound it had. */
+function stoppedAt(args: string[], bound: ExceededBound, options: Pick<GitOptions, 'timeoutMs'>): GitLimitExceeded {
+  return new GitLimitExceeded(args, bound, bound === 'deadline' ? (options.timeoutMs ?? gitBounds().timeoutMs) : gitBounds().memoryBytes);
 }
 
 /**
@@ -90,10 +95,24 @@ export async function runGitAccepting(args: string[], accepted: number[], option
 
 /**
  * At most the first `bytes` bytes of a command's output (it is stopped there), for a prefix of
- * something possibly huge; `truncated` says whether there was more, `exceeded` whether git was
- * stopped at one of its bounds first (`stdout` then holds what it wrote before).
+ * something possibly huge; `truncated` says whether there was more. GitLimitExceeded when git is
+ * stopped at its deadline or memory bound first.
  */
 export async function runGitHead(
+  args: string[],
+  bytes: number,
+  options: Omit<GitOptions, 'maxOutputBytes'> = {},
+): Promise<{ stdout: Buffer; truncated: boolean }> {
+  const { stdout, truncated, exceeded } = await tryGitHead(args, bytes, options);
+  if (exceeded) throw stoppedAt(args, exceeded, options);
+  return { stdout, truncated };
+}
+
+/**
+ * `runGitHead` for a caller that can do with what git wrote before a bound stopped it (listing
+ * paths, commit by commit): `exceeded` says which bound, instead of an error.
+ */
+export async function tryGitHead(
   args: string[],
   bytes: number,
   options: Omit<GitOptions, 'maxOutputBytes'> = {},
@@ -124,7 +143,7 @@ function failure(args: string[], code: number | null, stderr: string, cwd: strin
 async function spawnGit(args: string[], options: GitOptions): Promise<{ stdout: Buffer; stderr: string; code: number | null }> {
   const limit = options.maxOutputBytes ?? MAX_GIT_OUTPUT_BYTES;
   const launched = await gitLauncher.run(args, { ...options, maxOutputBytes: limit });
-  if (launched.exceeded) throw new GitLimitExceeded(args, launched.exceeded);
+  if (launched.exceeded) throw stoppedAt(args, launched.exceeded, options);
   if (launched.truncated) throw new GitLimitExceeded(args, 'output', limit);
   return launched;
 }

@@ -2,7 +2,8 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Transform } from 'node:stream';
 import { DomainError } from '../errors/domain-error.js';
-import { underKernelBounds } from './git-bounds.js';
+import { gitBounds, underKernelBounds } from './git-bounds.js';
+import { GitLimitExceeded } from './run-git.js';
 import { environmentWithoutSecrets, serverGitEnvironment } from './git-environment.js';
 import { gitLauncher } from './git-launcher-host.js';
 import { ClientPace } from './client-pace.js';
@@ -21,6 +22,8 @@ export interface ServiceRun {
   stderr: string;
   /** Why the request body could not be passed on, if it could not. */
   bodyError?: DomainError;
+  /** The bound git was stopped at before it answered (its deadline or memory), if it was. */
+  stoppedAt?: GitLimitExceeded;
 }
 
 /** The headers git-http-backend sends so that no proxy caches protocol traffic. */
@@ -96,6 +99,13 @@ async function answerFromLauncher(
     .run(serviceArgs(options, extraArgs), { input, env: serviceEnv(options), maxOutputBytes: MAX_LAUNCHED_ANSWER_BYTES })
     .catch(() => null); // the launcher died under it: stream instead
   if (!launched || launched.truncated) return null;
+  if (launched.exceeded) {
+    // Nothing is sent of what git wrote before it was stopped: the client gets the bound instead.
+    const args = serviceArgs(options, extraArgs);
+    const bound = launched.exceeded === 'deadline' ? gitBounds().timeoutMs : gitBounds().memoryBytes;
+    const stoppedAt = new GitLimitExceeded(args, launched.exceeded, bound);
+    return { code: null, signal: null, responded: false, stderr: launched.stderr.slice(-4096), stoppedAt };
+  }
   const responded = launched.stdout.length > 0;
   if (responded && !res.destroyed) {
     startResponse();
@@ -252,6 +262,7 @@ export async function runRpc(req: IncomingMessage, res: ServerResponse, options:
       }, deadline.at - Date.now())
     : undefined;
   child.once('exit', () => clearTimeout(stop));
+  child.once('error', () => clearTimeout(stop));
   const run = await relay(
     child,
     res,

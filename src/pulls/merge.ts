@@ -1,3 +1,4 @@
+import os from 'node:os';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { PullDeps } from './pull-request.deps.js';
 import type { Principal } from '../principal.js';
@@ -13,9 +14,12 @@ import { findPullRequest } from './pull-request.service.js';
 
 /** How long a merge waits for a push to the same repository to finish. */
 const MERGE_LOCK_WAIT_MS = 30_000;
-/** Merges one account may have making commits at once in this process; more wait their turn (a merge can take git seconds of CPU). */
+/**
+ * Merges making commits at once in this process — in all, and per account — and the rest wait their
+ * turn: a merge can take git seconds of CPU and up to its memory bound.
+ */
 const MERGES_PER_ACCOUNT = 2;
-const merging = new SharedSlots(Number.POSITIVE_INFINITY);
+const merging = new SharedSlots(Math.max(4, os.availableParallelism() * 2));
 
 function refuseUnmergeable(pr: { state: string; draft: boolean }): void {
   if (pr.state === PullRequestState.MERGED) throw notMergeable('the pull request is already merged');

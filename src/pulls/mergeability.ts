@@ -98,15 +98,13 @@ export class Mergeability {
     if (!stale.length) return;
     const dir = this.git.pathFor(repositoryId);
     // Commits are counted with one git process per base (pull requests mostly share one), merges one by one.
-    const counts = new Map<string, Promise<Map<string, number>>>();
+    // A count git cannot make within its bounds keeps the counts stored (null: unknown).
+    const counts = new Map<string, Promise<Map<string, number> | null>>();
     for (const base of new Set(stale.map((pr) => pr.base_sha))) {
       const heads = stale.filter((pr) => pr.base_sha === base).map((pr) => pr.head_sha);
-      counts.set(
-        base,
-        this.slots
-          .run(repositoryId, () => countCommitsOf(dir, base, heads))
-          .catch(this.beyondBounds(repositoryId, new Map<string, number>())),
-      );
+      const counted = this.slots.run(repositoryId, () => countCommitsOf(dir, base, heads)).catch(this.beyondBounds(repositoryId, null));
+      counted.catch(() => undefined); // awaited by its checks; one failing first must not leave it unobserved
+      counts.set(base, counted);
     }
     this.metrics.mergeabilityQueued.inc(stale.length);
     this.metrics.mergeabilityQueueDepth.inc(stale.length);
@@ -125,10 +123,10 @@ export class Mergeability {
               .catch(this.beyondBounds(repositoryId, { tree: null, conflicts: [] as string[] })),
             counts.get(pr.base_sha)!,
           ]);
-          const commits = counted.get(pr.head_sha) ?? 0;
+          const commits = counted ? (counted.get(pr.head_sha) ?? 0) : null;
           const stored = await em.execute<QueryResult>(
             `update pull_requests
-                set mergeable = ?, conflicts = ?::jsonb, mergeable_base_sha = ?, mergeable_head_sha = ?, commits_count = ?
+                set mergeable = ?, conflicts = ?::jsonb, mergeable_base_sha = ?, mergeable_head_sha = ?, commits_count = coalesce(?, commits_count)
               where id = ? and state = 'open' and base_sha = ? and head_sha = ?`,
             [result.tree !== null, JSON.stringify(result.conflicts), pr.base_sha, pr.head_sha, commits, pr.id, pr.base_sha, pr.head_sha],
             'run',
@@ -150,9 +148,10 @@ export class Mergeability {
   }
 
   /**
-   * A check git cannot make within its bounds (git-bounds.ts) is answered as not mergeable, without
-   * conflicting paths, and stored like any answer: checking the same pair again would meet the same
-   * bound, every sweep. Such a pull request is merged outside the service.
+   * A check git cannot make within its bounds (git-bounds.ts) has `fallback` for its answer — a
+   * merge: not mergeable, without conflicting paths; a count: none, keeping the one stored — and is
+   * stored like any answer: checking the same pair again would meet the same bound, every sweep.
+   * Such a pull request is merged outside the service.
    */
   private beyondBounds<T>(repositoryId: string, fallback: T) {
     return (error: unknown): T => {

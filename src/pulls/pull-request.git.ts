@@ -3,7 +3,7 @@ import { readCommits } from '../git/browse.js';
 import type { Commit } from '../git/git.types.js';
 import { gitBounds } from '../git/git-bounds.js';
 import { objectSizes } from '../git/object-sizes.js';
-import { GitCommandError, GitLimitExceeded, runGit, runGitAccepting, runGitHead } from '../git/run-git.js';
+import { GitCommandError, GitLimitExceeded, runGit, runGitAccepting, runGitHead, tryGitHead } from '../git/run-git.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
 
 /** Read-only views of a pull request's git data: its commits, its files, whether it merges cleanly. */
@@ -152,15 +152,33 @@ export async function listPullFiles(dir: string, base: string, head: string, pag
  * (a tree of billions of paths), GIT_LIMIT_EXCEEDED.
  */
 async function changedFiles(dir: string, from: string, head: string): Promise<ListedFile[]> {
+  const key = `${dir}\0${from}\0${head}`;
+  const known = beyondBounds.get(key);
+  if (known) throw known;
   const diff = (renames: string[]) => [
     ...['-c', `core.bigFileThreshold=${BIG_FILE}`, '-c', `diff.renameLimit=${RENAME_LIMIT}`, 'diff', '--no-color', '--no-ext-diff'],
     ...['--raw', '-z', '--no-abbrev', ...renames, from, head], // full blob names in the raw entries: counts and patches are made from them
   ];
-  let listing = await runGitHead(diff(['-M']), MAX_LISTING_BYTES, { cwd: dir, timeoutMs: gitBounds().timeoutMs / 4 });
-  if (listing.exceeded) listing = await runGitHead(diff(['--no-renames']), MAX_LISTING_BYTES, { cwd: dir });
-  if (listing.exceeded) throw new GitLimitExceeded(diff(['--no-renames']), listing.exceeded);
-  return parseRaw(listing.stdout.toString('utf8'), listing.truncated).slice(0, MAX_PULL_FILES);
+  try {
+    const renamed = await tryGitHead(diff(['-M']), MAX_LISTING_BYTES, { cwd: dir, timeoutMs: gitBounds().timeoutMs / 4 });
+    const listing = renamed.exceeded ? await runGitHead(diff(['--no-renames']), MAX_LISTING_BYTES, { cwd: dir }) : renamed;
+    return parseRaw(listing.stdout.toString('utf8'), listing.truncated).slice(0, MAX_PULL_FILES);
+  } catch (error) {
+    if (error instanceof GitLimitExceeded) {
+      if (beyondBounds.size >= REMEMBERED_BEYOND_BOUNDS) beyondBounds.delete(beyondBounds.keys().next().value!);
+      beyondBounds.set(key, error);
+    }
+    throw error;
+  }
 }
+
+/**
+ * Changes git could not list within its bounds, by repository and commits (which never change): a
+ * page of them asked again is answered at once instead of running git to its bounds again. The
+ * oldest are forgotten past REMEMBERED_BEYOND_BOUNDS; a restart forgets them all.
+ */
+const beyondBounds = new Map<string, GitLimitExceeded>();
+const REMEMBERED_BEYOND_BOUNDS = 1000;
 
 /** `--raw` entries (modes, blobs, status, paths), NUL-separated; a last entry cut short is dropped. */
 function parseRaw(output: string, truncated: boolean): ListedFile[] {

@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises';
+import { descendantsIn, processTree } from '../../src/git/process-watch.js';
 
 /**
  * A guard for tests that provoke a blow-up: sums the resident memory of a process and every process
@@ -54,18 +55,7 @@ export class TreeGuard {
 
 /** A process and all its descendants, from one pass over /proc. */
 export async function treeOf(root: number): Promise<number[]> {
-  const children = new Map<number, number[]>();
-  const pids = (await fs.readdir('/proc')).filter((name) => /^\d+$/.test(name)).map(Number);
-  await Promise.all(
-    pids.map(async (pid) => {
-      const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (parent) children.set(parent, [...(children.get(parent) ?? []), pid]);
-    }),
-  );
-  const found = [root];
-  for (let i = 0; i < found.length; i++) found.push(...(children.get(found[i]!) ?? []));
-  return found;
+  return [root, ...descendantsIn(await processTree(), root)];
 }
 
 /** The command lines of a process tree's members (to see which git is running). */
@@ -78,6 +68,22 @@ export async function commandsOf(pids: number[]): Promise<string[]> {
       ),
     ),
   );
+}
+
+/** The git commands running under `root` whose working directory is one of `dirs` (a repository's). */
+export async function gitCommandsIn(root: number, dirs: string[], command: string): Promise<number> {
+  const wanted = new Set(await Promise.all(dirs.map((dir) => fs.realpath(dir).catch(() => dir))));
+  const pids = await treeOf(root);
+  const found = await Promise.all(
+    pids.map(async (pid) => {
+      const [line, cwd] = await Promise.all([
+        fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => ''),
+        fs.readlink(`/proc/${pid}/cwd`).catch(() => ''),
+      ]);
+      return line.split('\0').slice(0, 2).join(' ') === `git ${command}` && wanted.has(cwd);
+    }),
+  );
+  return found.filter(Boolean).length;
 }
 
 async function residentBytes(pid: number): Promise<number> {
