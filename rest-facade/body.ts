@@ -1,13 +1,15 @@
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { DomainError } from '../src/errors/domain-error.js';
-import { MAX_BODY_BYTES, tooLarge } from '../src/http/body-limit.js';
+import { viewerOf } from '../src/http/rate-limit-headers.js';
+import { parseJsonBytes, readBodyBytes } from '../src/http/request-body.js';
 
 /**
  * Reads a REST request body under the contract's rules: JSON only, uncompressed (415), at most
  * 1 MiB (413, refused before reading when Content-Length says so), valid
- * JSON (400 invalid_json) and an object (400 bad_request). No body reads as {}.
+ * JSON (400 invalid_json) and an object (400 bad_request), within the bounds of
+ * readBodyBytes (time, and bodies per account at once). No body reads as {}.
  */
-export async function readJsonObject(req: Request): Promise<Record<string, unknown>> {
+export async function readJsonObject(req: Request, res: Response): Promise<Record<string, unknown>> {
   const length = req.get('content-length');
   const hasBody = (length !== undefined && length !== '0') || req.get('transfer-encoding') !== undefined;
   if (!hasBody) return {};
@@ -17,25 +19,7 @@ export async function readJsonObject(req: Request): Promise<Record<string, unkno
   }
   const encoding = (req.get('content-encoding') ?? 'identity').trim().toLowerCase();
   if (encoding !== 'identity') throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'compressed request bodies are not accepted');
-  if (length !== undefined && Number(length) > MAX_BODY_BYTES) throw tooLarge();
-
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw tooLarge();
-    chunks.push(chunk);
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(
-      Buffer.concat(chunks)
-        .toString('utf8')
-        .replace(/^\uFEFF/, ''),
-    ); // a UTF-8 byte order mark is harmless
-  } catch {
-    throw new DomainError('INVALID_JSON', 'the request body is not valid JSON');
-  }
+  const parsed = parseJsonBytes(await readBodyBytes(req, res, viewerOf(res).userId), encoding, false);
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new DomainError('BAD_REQUEST', 'the request body must be a JSON object');
   }

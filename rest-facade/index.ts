@@ -68,7 +68,7 @@ export function createRestRouter(services: Services, schema: GraphQLSchema, rout
 
 async function handle(services: Services, route: RestRoute, operation: RestOperation, req: Request, res: Response): Promise<void> {
   try {
-    const body = route.body ? await readJsonObject(req) : {};
+    const body = route.body ? await readJsonObject(req, res) : {};
     // From here on the client's values are FromClient: routes pass them on, GraphQL and the services judge them.
     // Only the declared query parameters reach the route, so the OpenAPI document names all it reads.
     const query = Object.fromEntries(

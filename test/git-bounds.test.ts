@@ -208,6 +208,65 @@ describe('pushes that describe to no end', () => {
   }, 120_000);
 });
 
+describe('what the events of one push hold is bounded, however the push repeats a commit', () => {
+  /** A commit whose message is 61 KB, on an empty tree. */
+  async function longMessage(bare: string): Promise<string> {
+    const tree = (await git.git(['mktree'], { cwd: bare, input: '' })).trim();
+    return (await git.git(['commit-tree', tree, '-F', '-'], { cwd: bare, input: `long\n\n${'m'.repeat(61_000)}\n` })).trim();
+  }
+
+  test('200 branches at one commit of a 61 KB message: the first events hold it, the rest briefly, the service stays up', async () => {
+    await repository('fan');
+    const bare = await bareRepository('fan');
+    const sha = await longMessage(bare);
+    const refspecs = Array.from({ length: 200 }, (_, i) => `${sha}:refs/heads/b${String(i).padStart(3, '0')}`);
+    const pushed = await git.run(['push', '--quiet', remoteUrl(server, 'alice', 'fan', alice.token), ...refspecs], { cwd: bare });
+    expect(pushed.code).toBe(0);
+    const deliveries = await receiver.waitFor('/fan', 200, 60_000);
+    const lengths = deliveries.map((delivery) => delivery.body.head_commit.message.length as number);
+    expect(Math.max(...lengths)).toBeGreaterThan(60_000);
+    expect(Math.min(...lengths)).toBeLessThanOrEqual(1025);
+    expect(deliveries.reduce((sum, delivery) => sum + delivery.raw.length, 0)).toBeLessThan(12 * 1024 * 1024);
+    expect(await othersRead(bobs)).toBeLessThan(3000);
+  }, 90_000);
+
+  test('2,100 commits of 61 KB messages: one event within its budgets, messages past them brief', async () => {
+    await repository('messages');
+    const bare = await bareRepository('messages');
+    const message = `long\n\n${'m'.repeat(61_000)}\n`;
+    const stream = Array.from(
+      { length: 2100 },
+      (_, i) =>
+        `commit refs/heads/main\ncommitter A <a@example.test> ${1_600_000_000 + i} +0000\ndata ${Buffer.byteLength(message)}\n${message}\n`,
+    ).join('');
+    await git.git(['fast-import', '--quiet'], { cwd: bare, input: stream });
+    const pushed = await git.run(['push', '--quiet', remoteUrl(server, 'alice', 'messages', alice.token), 'main'], { cwd: bare });
+    expect(pushed.code).toBe(0);
+    const [delivery] = await receiver.waitFor('/messages', 1, 60_000);
+    const event = delivery!.body;
+    expect(event).toMatchObject({ total_commits: 2100, commits_truncated: false });
+    expect(event.commits).toHaveLength(2048);
+    expect(event.commits.at(-1).message.length).toBeGreaterThan(60_000); // the newest, first in line for the budget
+    expect(event.commits[0].message.length).toBeLessThanOrEqual(1025); // the oldest listed, past it
+    expect(delivery!.raw.length).toBeLessThan(9 * 1024 * 1024);
+    expect(await othersRead(bobs)).toBeLessThan(3000);
+  }, 90_000);
+
+  test('a push of more than 5,000 refs is refused whole, with the reason git prints', async () => {
+    await repository('refs');
+    const work = await git.init('refs-work');
+    const sha = await git.commit(work, 'one', { 'one.txt': '1\n' });
+    const creates = Array.from({ length: 5001 }, (_, i) => `create refs/tags/t${i} ${sha}\n`).join('');
+    await git.git(['update-ref', '--stdin'], { cwd: work, input: creates });
+    await git.git(['pack-refs', '--all'], { cwd: work });
+    const pushed = await git.run(['push', remoteUrl(server, 'alice', 'refs', alice.token), 'main', 'refs/tags/*'], { cwd: work });
+    expect(pushed.code).not.toBe(0);
+    expect(pushed.stderr).toContain('it updates 5002 refs, at most 5000 are accepted in one push');
+    const resolved = await alice.get('/repos/alice/refs/resolve');
+    expect((await alice.get(`/repos/${resolved.body.id}`)).body.empty).toBe(true);
+  }, 90_000);
+});
+
 describe('a push holds its repository at most CAIRN_GIT_PUSH_TIMEOUT', () => {
   test('a push trickled above the pace floor is cut at the timeout, and the owner pushes at once', async () => {
     await repository('slow');

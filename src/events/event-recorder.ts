@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { executeBound } from '../db/bound-query.js';
 import { DomainEvent } from './domain-event.entity.js';
 import type { RecordedChange } from './event-map.js';
 import { actorRef, repositoryRef } from './payloads.js';
@@ -137,7 +138,8 @@ export class EventRecorder {
           `(select b.id, b.type, b.action, b.body, b.repository_id, b.owner_id from event_body b join recorded r on r.id = b.id) as e`,
         )})`,
     );
-    const [answer] = await em.execute<Array<Record<string, unknown> & { records: Array<Record<string, unknown>> }>>(
+    const [answer] = await executeBound<Record<string, unknown> & { records: Array<Record<string, unknown>> }>(
+      em,
       `with ${change.ctes},
        event_body as (
          select nextval('domain_events_id_seq') as id, s.* from (
@@ -227,7 +229,8 @@ async function insertEvents(em: EntityManager, events: DomainEvent[]): Promise<v
     payload: event.payload,
     created_at: event.createdAt.toISOString(),
   }));
-  const inserted = await em.execute<{ id: string }[]>(
+  const inserted = await executeBound<{ id: string }>(
+    em,
     `insert into domain_events (type, action, repository_id, owner_id, actor_id, payload, created_at)
      select e.doc->>'type', e.doc->>'action', e.doc->>'repository_id', e.doc->>'owner_id', e.doc->>'actor_id',
             e.doc->'payload', (e.doc->>'created_at')::timestamptz

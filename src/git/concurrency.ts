@@ -14,32 +14,6 @@ export async function mapLimit<T, R>(items: T[], limit: number, work: (item: T) 
   return results;
 }
 
-/**
- * A counting semaphore: at most `size` holders, the rest wait in order. It
- * bounds how many pack-producing git processes run at once, so a crowd of
- * clones queues instead of exhausting memory.
- */
-class Semaphore {
-  private active = 0;
-  private readonly waiting: Array<() => void> = [];
-
-  constructor(private readonly size: number) {}
-
-  async acquire(): Promise<() => void> {
-    if (this.active >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    else this.active++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const wake = this.waiting.shift();
-      if (wake)
-        wake(); // the slot passes straight to the next waiter
-      else this.active--;
-    };
-  }
-}
-
 /** A key a holder of a `SharedSlots` slot counts against (a client address, an account), and how many that key may hold. */
 export interface SlotShare {
   key: string;
@@ -120,9 +94,9 @@ export class SharedSlots {
 }
 
 /**
- * Slots shared fairly between keys (repositories): a key holds at most one slot at a time, and a
- * freed slot goes to the key that has waited longest since it was last served, round robin —
- * whatever one key has queued, another waits for at most one piece of its work per slot.
+ * Slots shared fairly between keys (accounts): a key holds at most one slot at a time, and a freed
+ * slot goes to the key that has waited longest since it was last served, round robin — whatever
+ * one key has queued, another waits for at most one piece of its work per slot.
  */
 export class FairSlots {
   private active = 0;
@@ -162,12 +136,17 @@ export class FairSlots {
   }
 }
 
-/** GraphQL fields that run git, resolving at once in this process: a query of many aliases queues instead of forking hundreds of gits. */
-const browsing = new Semaphore(Math.max(2, os.availableParallelism() * 2));
+/**
+ * GraphQL fields that run git, resolving at once in this process: a query of many aliases queues
+ * instead of forking hundreds of gits, and one account holds at most half the slots, so its queue
+ * of expensive reads (thirty aliased listings of 40,000 tags, query after query) leaves the other
+ * half to everyone else.
+ */
+const browsing = new SharedSlots(Math.max(2, os.availableParallelism() * 2));
 
-/** Runs a git read for a GraphQL field in one of the `browsing` slots. */
-export async function limited<T>(work: () => Promise<T>): Promise<T> {
-  const release = await browsing.acquire();
+/** Runs a git read for a GraphQL field of `account`'s request in one of the `browsing` slots. */
+export async function limited<T>(account: string, work: () => Promise<T>): Promise<T> {
+  const release = (await browsing.acquire([{ key: account, max: Math.max(1, Math.floor(browsing.size / 2)) }]))!;
   try {
     return await work();
   } finally {

@@ -22,13 +22,13 @@ export class GitResolver {
   @Extensions({ cost: GIT_FIELD_COST })
   @FieldResolver(() => BranchConnection, { description: 'Branches in name order.' })
   branches(@Root() repo: Repository, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context) {
-    return limited(() => listBranches(ctx.services.git.pathFor(repo.id), repo.defaultBranch, resolvePage(page)));
+    return limited(ctx.viewer.userId, () => listBranches(ctx.services.git.pathFor(repo.id), repo.defaultBranch, resolvePage(page)));
   }
 
   @Extensions({ cost: GIT_FIELD_COST })
   @FieldResolver(() => TagConnection, { description: 'Tags, newest first.' })
   tags(@Root() repo: Repository, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context) {
-    return limited(() => listTags(ctx.services.git.pathFor(repo.id), resolvePage(page)));
+    return limited(ctx.viewer.userId, () => listTags(ctx.services.git.pathFor(repo.id), resolvePage(page)));
   }
 
   @Extensions({ cost: GIT_FIELD_COST })
@@ -43,7 +43,7 @@ export class GitResolver {
   ) {
     const resolved = resolvePage(page);
     if (repo.empty && ref == null) return { nodes: [], totalCount: 0, limit: resolved.limit, offset: resolved.offset, hasMore: false };
-    return limited(() => listCommits(ctx.services.git.pathFor(repo.id), ref ?? repo.defaultBranch, resolved));
+    return limited(ctx.viewer.userId, () => listCommits(ctx.services.git.pathFor(repo.id), ref ?? repo.defaultBranch, resolved));
   }
 
   @Extensions({ cost: GIT_FIELD_COST })
@@ -59,7 +59,7 @@ export class GitResolver {
     @Ctx() ctx: Context,
   ): Promise<TreeEntryConnection> {
     const resolved = resolvePage(page);
-    return limited(() => listTree(ctx.services.git.pathFor(repo.id), ref ?? repo.defaultBranch, path, resolved));
+    return limited(ctx.viewer.userId, () => listTree(ctx.services.git.pathFor(repo.id), ref ?? repo.defaultBranch, path, resolved));
   }
 
   @Extensions({ cost: BLOB_FIELD_COST })
@@ -73,6 +73,6 @@ export class GitResolver {
     @Arg('ref', () => String, { nullable: true }) ref: string | null,
     @Ctx() ctx: Context,
   ): Promise<Blob> {
-    return limited(() => readBlob(ctx.services.git.pathFor(repo.id), ref ?? repo.defaultBranch, path));
+    return limited(ctx.viewer.userId, () => readBlob(ctx.services.git.pathFor(repo.id), ref ?? repo.defaultBranch, path));
   }
 }

@@ -38,13 +38,26 @@ esac
 `;
 
 /**
- * `pre-receive`: refuses a whole push whose options (`git push -o`) are more or longer than its
- * events carry. git bounds each option only by its packet size (64 KiB) and their number not at all.
+ * Refs one push may update: each becomes events, written in one transaction under the repository's
+ * lock (a push of 40,000 refs took minutes to record). A larger push is refused whole; git's
+ * client pushes that many refs in parts without trouble (`git push origin 'refs/tags/v1*'`).
+ */
+const MAX_REFS_PER_PUSH = 5000;
+
+/**
+ * `pre-receive`: refuses a whole push of more than MAX_REFS_PER_PUSH refs, or whose options (`git
+ * push -o`) are more or longer than its events carry. git bounds each option only by its packet
+ * size (64 KiB) and their number not at all.
  */
 const PRE_RECEIVE = `#!/bin/sh
-# Cairn: refuses pushes with too many or too long push options (src/git/hooks.ts).
+# Cairn: refuses pushes of too many refs, or with too many or too long push options (src/git/hooks.ts).
 LC_ALL=C
 export LC_ALL
+refs=$(wc -l)
+if [ "$refs" -gt ${MAX_REFS_PER_PUSH} ]; then
+  echo "Cairn: refusing the push: it updates $refs refs, at most ${MAX_REFS_PER_PUSH} are accepted in one push (push them in parts)" >&2
+  exit 1
+fi
 count=\${GIT_PUSH_OPTION_COUNT:-0}
 if [ "$count" -gt ${MAX_PUSH_OPTIONS} ]; then
   echo "Cairn: refusing the push: it sends $count push options, at most ${MAX_PUSH_OPTIONS} are accepted" >&2

@@ -129,8 +129,13 @@ export async function pushEventDrafts(
     { paths },
   );
 
+  const payloads = new PayloadBudget();
   const drafts: EventDraft[] = [];
   for (const [index, { update, head, listed, forced }] of perUpdate.entries()) {
+    const shown = payloads.take(
+      head ? (described.get(head) ?? null) : null,
+      listings[index]!.map((sha) => described.get(sha)).filter((commit): commit is PushCommit => !!commit),
+    );
     const actor = actors[update.cause];
     const kind = refKind(update.ref);
     const created = update.before === ZERO_SHA;
@@ -152,10 +157,10 @@ export async function pushEventDrafts(
         created,
         deleted,
         forced,
-        total_commits: listed.total,
-        commits_truncated: listed.total === null,
-        commits: listings[index]!.map((sha) => described.get(sha)).filter((commit): commit is PushCommit => !!commit),
-        head_commit: head ? (described.get(head) ?? null) : null,
+        total_commits: shown.dropped ? null : listed.total,
+        commits_truncated: listed.total === null || shown.dropped,
+        commits: shown.commits,
+        head_commit: shown.head,
         pusher: { name: actor.login, email: actor.email },
         // Only the refs the push itself moved carry what it said; changes found beside it carry nothing.
         push_options: update.cause === 'push' ? details.options : [],
@@ -165,6 +170,67 @@ export async function pushEventDrafts(
     if (kind && deleted) drafts.push(refEvent('delete', update.before));
   }
   return { drafts, updates: perUpdate.map(({ update, forced }) => ({ ...update, forced })) };
+}
+
+/** The commit descriptions the `push` events of one change hold in all, counted each time an event holds one. */
+const PAYLOAD_BUDGET_BYTES = 8 * 1024 * 1024;
+/** What a commit's description holds besides its message and paths (ids, names, dates, keys). */
+const COMMIT_OVERHEAD_BYTES = 400;
+
+/**
+ * The budgets of commits.ts count each commit once, but a commit is held by every event that lists
+ * it or has it as `head_commit` — a push of 20,000 refs to one commit with a 64 KiB message would
+ * repeat it 20,000 times. Events take their descriptions from this budget in order; past it an
+ * event holds brief ones (message cut to its first 1 KiB, no paths: `paths_truncated`), and past
+ * it again only its head, brief, and no commits (`commits_truncated`, `total_commits: null`).
+ */
+class PayloadBudget {
+  private left = PAYLOAD_BUDGET_BYTES;
+
+  take(head: PushCommit | null, commits: PushCommit[]): { head: PushCommit | null; commits: PushCommit[]; dropped: boolean } {
+    const whole = [head, ...commits].reduce((sum, commit) => sum + (commit ? sizeOf(commit) : 0), 0);
+    if (whole <= this.left) {
+      this.left -= whole;
+      return { head, commits, dropped: false };
+    }
+    const brief = commits.map(briefly);
+    const briefHead = head && briefly(head);
+    const briefSize = [briefHead, ...brief].reduce((sum, commit) => sum + (commit ? sizeOf(commit) : 0), 0);
+    if (briefSize <= this.left) {
+      this.left -= briefSize;
+      return { head: briefHead, commits: brief, dropped: false };
+    }
+    this.left -= briefHead ? sizeOf(briefHead) : 0;
+    return { head: briefHead, commits: [], dropped: true };
+  }
+}
+
+const BRIEF_MESSAGE_CHARS = 1024;
+
+function briefly(commit: PushCommit): PushCommit {
+  const message = commit.message.length > BRIEF_MESSAGE_CHARS ? `${commit.message.slice(0, BRIEF_MESSAGE_CHARS)}…` : commit.message;
+  return {
+    ...commit,
+    message,
+    added: [],
+    modified: [],
+    removed: [],
+    paths_truncated: commit.paths_truncated || commit.added.length + commit.modified.length + commit.removed.length > 0,
+  };
+}
+
+const sizes = new WeakMap<PushCommit, number>();
+
+function sizeOf(commit: PushCommit): number {
+  const known = sizes.get(commit);
+  if (known !== undefined) return known;
+  const paths = [commit.added, commit.modified, commit.removed].reduce(
+    (sum, list) => sum + list.reduce((n, path) => n + path.length + 3, 0),
+    0,
+  );
+  const size = COMMIT_OVERHEAD_BYTES + commit.message.length + paths;
+  sizes.set(commit, size);
+  return size;
 }
 
 /** The commits an event lists, and how many there are in all (null: not walked). */

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { executeBound } from '../db/bound-query.js';
 import { runGit } from './run-git.js';
 
 /** The "no object" id git uses for a ref that does not exist (before a create, after a delete). */
@@ -42,18 +43,20 @@ export async function saveRecordedRefs(
   // Lists travel as one JSON parameter (the driver would splice a JS array into separate values).
   // The existing rows are locked in name order first, as everything that locks several of them does
   // (opening a pull request shares its branches' rows): no two transactions wait for each other.
-  await em.execute(
+  await executeBound(
+    em,
     `select 1 from git_refs where repository_id = ? and name in (select jsonb_array_elements_text(?::jsonb)) order by name for update`,
     [repositoryId, JSON.stringify(changes.map((change) => change.ref))],
   );
   if (deleted.length) {
-    await em.execute('delete from git_refs where repository_id = ? and name in (select jsonb_array_elements_text(?::jsonb))', [
+    await executeBound(em, 'delete from git_refs where repository_id = ? and name in (select jsonb_array_elements_text(?::jsonb))', [
       repositoryId,
       JSON.stringify(deleted),
     ]);
   }
   if (upserted.length) {
-    await em.execute(
+    await executeBound(
+      em,
       `insert into git_refs (repository_id, name, sha)
        select ?, changed.ref, changed.sha from jsonb_to_recordset(?::jsonb) as changed(ref text, sha text)
        on conflict (repository_id, name) do update set sha = excluded.sha`,

@@ -6,12 +6,12 @@ import { graphiqlAssets, graphiqlPage } from '../graphql/graphiql/serve.js';
 import express, { type Express, type RequestHandler, type Response } from 'express';
 import type { Logger } from '../logger.js';
 import { requireToken, type Authenticate } from './authenticate.js';
-import { MAX_BODY_BYTES } from './body-limit.js';
 import { sendGraphQLError, sendMethodNotAllowed, sendRestError } from './error-answers.js';
 import { DomainError } from '../errors/domain-error.js';
 import type { Metrics } from './metrics.js';
 import type { RateLimits } from '../ratelimit/rate-limits.js';
 import { rateLimited, viewerOf } from './rate-limit-headers.js';
+import { parseJsonBytes, readBodyBytes } from './request-body.js';
 import { requestTracking } from './request-context.js';
 import { transportErrorHandler } from './transport-errors.js';
 
@@ -39,6 +39,26 @@ export interface AppParts<C extends object> {
   /** Routers mounted last: whatever the service is run with — the REST facade, mounted from outside the core. */
   mounts: Mount[];
 }
+
+/**
+ * A GraphQL request's JSON body as `req.body` (what Apollo reads), within the bounds of
+ * readBodyBytes; gzip-compressed bodies are accepted, as Express's own JSON parser did. A body of
+ * another type is left unread: Apollo refuses the request.
+ */
+const graphqlBody: RequestHandler = (req, res, next) => {
+  req.body = {}; // what Apollo reads of a request without one (GET)
+  if (req.method !== 'POST' || !req.is('application/json')) return next();
+  const charset = /;\s*charset="?([^";]+)/i.exec(req.get('content-type') ?? '')?.[1]?.toLowerCase();
+  if (charset && charset !== 'utf-8' && charset !== 'utf8') {
+    return next(new DomainError('UNSUPPORTED_MEDIA_TYPE', `the request body must be UTF-8, not ${charset.slice(0, 40)}`));
+  }
+  readBodyBytes(req, res, viewerOf(res).userId)
+    .then((bytes) => {
+      req.body = parseJsonBytes(bytes, req.get('content-encoding'), true);
+      next();
+    })
+    .catch(next);
+};
 
 /**
  * Route order: operations endpoints and the GraphQL IDE's page and assets (no token), git (own
@@ -88,7 +108,7 @@ export function createApp<C extends object>({
     // the cost limit) still pays for the work; its operation pays the rest once costed (apollo.ts).
     // A spent budget is refused here, before anything is read.
     rateLimited((res) => rateLimits.arrival(viewerOf(res)), sendGraphQLError),
-    express.json({ limit: MAX_BODY_BYTES }),
+    graphqlBody,
     tokenLimit(sendGraphQLError),
     expressMiddleware(apollo, { context: async ({ res }) => context(res) }),
   );

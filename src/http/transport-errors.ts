@@ -10,6 +10,7 @@ import { internalError, sendGraphQLError, sendRestError } from './error-answers.
  * are the client's mistakes; anything else is ours (INTERNAL).
  */
 function transportError(error: unknown): DomainError {
+  if (error instanceof DomainError) return error; // the body reader's own refusals (request-body.ts)
   if (error instanceof URIError) return new DomainError('BAD_REQUEST', 'the URL is not validly percent-encoded');
   const e = error as { type?: string; status?: number; statusCode?: number };
   switch (e?.type) {

@@ -12,7 +12,7 @@ import { countCommitsOf, mergeTree } from './pull-request.git.js';
 const MERGEABILITY_SWEEP_JOB = 'pull-request-mergeability-sweep';
 /** Open pull requests checked per pass over a repository; a repository with more gets another pass at once. */
 const BATCH = 100;
-/** git processes of checks at once in this process, shared fairly between repositories (FairSlots). */
+/** git processes of checks at once in this process, shared fairly between the accounts owning the repositories (FairSlots). */
 const CONCURRENT_CHECKS = 2;
 /** Open pull requests whose stored result is not for their current (base, head) pair. */
 const STALE = `state = 'open' and (mergeable_base_sha is distinct from base_sha or mergeable_head_sha is distinct from head_sha)`;
@@ -97,12 +97,16 @@ export class Mergeability {
     );
     if (!stale.length) return;
     const dir = this.git.pathFor(repositoryId);
+    // Slots are shared fairly between accounts: one account's repositories take one slot between them.
+    const [owner] = await em.execute<Array<{ owner_id: string }>>('select owner_id from repositories where id = ?', [repositoryId]);
+    if (!owner) return;
+    const account = owner.owner_id;
     // Commits are counted with one git process per base (pull requests mostly share one), merges one by one.
     // A count git cannot make within its bounds keeps the counts stored (null: unknown).
     const counts = new Map<string, Promise<Map<string, number> | null>>();
     for (const base of new Set(stale.map((pr) => pr.base_sha))) {
       const heads = stale.filter((pr) => pr.base_sha === base).map((pr) => pr.head_sha);
-      const counted = this.slots.run(repositoryId, () => countCommitsOf(dir, base, heads)).catch(this.beyondBounds(repositoryId, null));
+      const counted = this.slots.run(account, () => countCommitsOf(dir, base, heads)).catch(this.beyondBounds(repositoryId, null));
       counted.catch(() => undefined); // awaited by its checks; one failing first must not leave it unobserved
       counts.set(base, counted);
     }
@@ -119,7 +123,7 @@ export class Mergeability {
         try {
           const [result, counted] = await Promise.all([
             this.slots
-              .run(repositoryId, () => mergeTree(dir, pr.base_sha, pr.head_sha))
+              .run(account, () => mergeTree(dir, pr.base_sha, pr.head_sha))
               .catch(this.beyondBounds(repositoryId, { tree: null, conflicts: [] as string[] })),
             counts.get(pr.base_sha)!,
           ]);

@@ -35,9 +35,9 @@ const PullRequestFileConnection = ConnectionType(PullRequestFile, 'PullRequestFi
  * branch was deleted stay readable until gc prunes them; after that they are
  * gone, which is a NOT_FOUND, not a failure of the service.
  */
-async function readGit<T>(pr: PullRequestView, work: () => Promise<T>): Promise<T> {
+async function readGit<T>(account: string, pr: PullRequestView, work: () => Promise<T>): Promise<T> {
   try {
-    return await limited(work);
+    return await limited(account, work);
   } catch (error) {
     // git's words for a commit that is gone: "bad object", "Invalid symmetric difference expression", ...
     if (
@@ -87,14 +87,14 @@ export class PullRequestResolver {
   @FieldResolver(() => CommitConnection, { description: 'Commits on head that base lacks, oldest first.' })
   commits(@Root() pr: PullRequestView, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context) {
     const resolved = resolvePage(page);
-    return readGit(pr, () => listPullCommits(ctx.services.git.pathFor(pr.repositoryId), pr.base.sha, pr.head.sha, resolved));
+    return readGit(ctx.viewer.userId, pr, () => listPullCommits(ctx.services.git.pathFor(pr.repositoryId), pr.base.sha, pr.head.sha, resolved));
   }
 
   @Extensions({ cost: GIT_FIELD_COST })
   @FieldResolver(() => PullRequestFileConnection, { description: 'Files changed against the merge base of base and head, in path order.' })
   files(@Root() pr: PullRequestView, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context) {
     const resolved = resolvePage(page);
-    return readGit(pr, () => listPullFiles(ctx.services.git.pathFor(pr.repositoryId), pr.base.sha, pr.head.sha, resolved));
+    return readGit(ctx.viewer.userId, pr, () => listPullFiles(ctx.services.git.pathFor(pr.repositoryId), pr.base.sha, pr.head.sha, resolved));
   }
 
   @FieldResolver(() => ReviewConnection, { description: 'Reviews, newest first.' })

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { executeBound } from '../db/bound-query.js';
 import type { DomainEvent } from '../events/domain-event.entity.js';
 import type { EventListener } from '../events/event-recorder.js';
 
@@ -19,7 +20,7 @@ export function webhookFanOut(wake: (webhookIds: string[]) => void): EventListen
   return {
     inTransaction: async (em: EntityManager, events: DomainEvent[]) =>
       woken(
-        await em.execute(insertDeliveries(`jsonb_to_recordset(?::jsonb) as e(${EVENT_COLUMNS})`), [
+        await executeBound(em, insertDeliveries(`jsonb_to_recordset(?::jsonb) as e(${EVENT_COLUMNS})`), [
           JSON.stringify(events.map(deliveryFields)),
         ]),
       ),
