@@ -87,14 +87,18 @@ export class PullRequestResolver {
   @FieldResolver(() => CommitConnection, { description: 'Commits on head that base lacks, oldest first.' })
   commits(@Root() pr: PullRequestView, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context) {
     const resolved = resolvePage(page);
-    return readGit(ctx.viewer.userId, pr, () => listPullCommits(ctx.services.git.pathFor(pr.repositoryId), pr.base.sha, pr.head.sha, resolved));
+    return readGit(ctx.viewer.userId, pr, () =>
+      listPullCommits(ctx.services.git.pathFor(pr.repositoryId), pr.base.sha, pr.head.sha, resolved),
+    );
   }
 
   @Extensions({ cost: GIT_FIELD_COST })
   @FieldResolver(() => PullRequestFileConnection, { description: 'Files changed against the merge base of base and head, in path order.' })
   files(@Root() pr: PullRequestView, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context) {
     const resolved = resolvePage(page);
-    return readGit(ctx.viewer.userId, pr, () => listPullFiles(ctx.services.git.pathFor(pr.repositoryId), pr.base.sha, pr.head.sha, resolved));
+    return readGit(ctx.viewer.userId, pr, () =>
+      listPullFiles(ctx.services.git.pathFor(pr.repositoryId), pr.base.sha, pr.head.sha, resolved),
+    );
   }
 
   @FieldResolver(() => ReviewConnection, { description: 'Reviews, newest first.' })
