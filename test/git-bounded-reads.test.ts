@@ -105,7 +105,7 @@ describe('browsing git data is paged and costed by what it can return', () => {
  * changed) on the head, modified on the base — every rename is inexact, so merge-ort compares
  * every pair (some seconds of CPU).
  */
-const FILES = 1000;
+const FILES = 600;
 const LINES = 300;
 
 async function expensiveWork(name: string): Promise<string> {
@@ -261,7 +261,7 @@ describe('within git deadlines', () => {
     expect(record).toMatchObject({ mergeable: false, conflicts: [] });
     expect(tight.logCount('a mergeability check met a bound of git; stored as not mergeable')).toBeGreaterThan(0);
 
-    // Rename detection over a thousand inexact renames takes longer than a quarter of a second: listed as removed and added.
+    // Rename detection over 600 inexact renames takes longer than a quarter of a second: listed as removed and added.
     const files = await carol.get(`/repos/${id}/pulls/${pr.body.number}/files?limit=100`);
     expect(files.status).toBe(200);
     expect(files.body.total).toBe(2 * FILES);

@@ -126,6 +126,7 @@ function relay(
   res: ServerResponse,
   startResponse: () => void,
   onClientGone: () => void,
+  mayAnswer: () => boolean = () => true,
 ): Promise<Omit<ServiceRun, 'bodyError'>> {
   return new Promise((resolve) => {
     let stderr = '';
@@ -152,6 +153,10 @@ function relay(
       stderr = (stderr + chunk.toString('utf8')).slice(-4096);
     });
     child.stdout.once('data', (first: Buffer) => {
+      if (!mayAnswer()) {
+        child.stdout.resume(); // git's answer came after its request was cut: the caller's error goes out instead
+        return;
+      }
       child.stdout.pause();
       responded = true;
       if (!res.destroyed) {
@@ -254,8 +259,10 @@ export async function runRpc(req: IncomingMessage, res: ServerResponse, options:
   if (options.body) options.body.pipeTo(child.stdin);
   else streamed = streamBody(req, res, child, decoder, options.maxBodyBytes);
   const deadline = options.deadline;
+  let cutAtDeadline = false;
   const stop = deadline
     ? setTimeout(() => {
+        cutAtDeadline = true;
         streamed?.cut(deadline.error);
         child.kill('SIGTERM');
         setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS).unref();
@@ -270,8 +277,11 @@ export async function runRpc(req: IncomingMessage, res: ServerResponse, options:
     () => {
       if (options.killOnDisconnect) child.kill('SIGTERM'); // SIGTERM: git removes its lock and temp files
     },
+    // What git says about a request cut at its deadline (an unpack error on the cut pack) must not
+    // overtake the deadline's own answer.
+    () => !cutAtDeadline,
   );
-  return { ...run, bodyError: streamed?.error() };
+  return { ...run, bodyError: streamed?.error() ?? (cutAtDeadline ? deadline?.error : undefined) };
 }
 
 /**
