@@ -6,7 +6,7 @@ import pg from 'pg';
 import type { Logger } from '../logger.js';
 import { MIGRATIONS } from './migrations/index.js';
 
-const MIGRATION_LOCK = 0x6361_6972_6e00; // one migrator at a time across processes sharing a database
+const SCHEMA_LOCK = 0x6361_6972_6e00; // one schema change at a time across processes sharing a database
 
 /** The ORM over these entities (the service's: every capability's, listed where the service is assembled). */
 function ormConfig(clientUrl: string, entities: Options['entities'], log?: Logger): Options {
@@ -32,18 +32,30 @@ function ormConfig(clientUrl: string, entities: Options['entities'], log?: Logge
   });
 }
 
-/** Connects and brings the schema up to date under an advisory lock. */
+/** Connects and brings the schema up to date under the schema lock. */
 export async function openDatabase(clientUrl: string, log: Logger, entities: Options['entities']): Promise<MikroORM> {
   const orm = await MikroORM.init(ormConfig(clientUrl, entities, log));
+  await underSchemaLock(clientUrl, async () => {
+    const applied = await orm.migrator.up();
+    if (applied.length) log.info({ migrations: applied.map((m) => m.name) }, 'database migrated');
+  });
+  return orm;
+}
+
+/**
+ * Runs `work` (a change of schema: migrations, the job queue's tables) while holding a session-wide
+ * advisory lock, so processes starting at once on one database make their changes one after
+ * another: PostgreSQL's `CREATE … IF NOT EXISTS` and `CREATE OR REPLACE` race each other ("tuple
+ * concurrently updated").
+ */
+export async function underSchemaLock<T>(clientUrl: string, work: () => Promise<T>): Promise<T> {
   const lock = new pg.Client({ connectionString: clientUrl });
   await lock.connect();
   try {
-    await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
-    const applied = await orm.migrator.up();
-    if (applied.length) log.info({ migrations: applied.map((m) => m.name) }, 'database migrated');
+    await lock.query('select pg_advisory_lock($1)', [SCHEMA_LOCK]);
+    return await work();
   } finally {
-    await lock.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+    await lock.query('select pg_advisory_unlock($1)', [SCHEMA_LOCK]).catch(() => undefined);
     await lock.end();
   }
-  return orm;
 }

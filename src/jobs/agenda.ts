@@ -2,6 +2,7 @@ import type { PostgresJobRepository } from '@agendajs/postgres-backend';
 import { Agenda } from 'agenda';
 import { Settings as LuxonSettings } from 'luxon';
 import type { Config } from '../config.js';
+import { underSchemaLock } from '../db/orm.js';
 import type { Logger } from '../logger.js';
 
 // Agenda computes each repeating job's next run with luxon (the same copy: package.json pins the
@@ -52,7 +53,8 @@ export async function startAgenda(
   agenda.on('error', (error: unknown) => log.error({ err: error }, 'agenda error'));
   for (const define of definitions) await define(agenda);
   try {
-    await agenda.start();
+    // Starting creates the queue's tables on PostgreSQL: one process at a time.
+    await (config.mongodbUrl ? agenda.start() : underSchemaLock(databaseUrl, () => agenda.start()));
   } catch (error) {
     await closeStore();
     throw error;
