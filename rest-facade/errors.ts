@@ -1,5 +1,6 @@
 import type { GraphQLError } from 'graphql';
 import { DomainError } from '../src/errors/domain-error.js';
+import { unavailableOf } from '../src/errors/unavailable.js';
 import { snakeCase } from '../src/http/error-answers.js';
 
 /**
@@ -10,6 +11,8 @@ import { snakeCase } from '../src/http/error-answers.js';
  */
 export function fromGraphQLError(error: GraphQLError): DomainError | null {
   if (error.originalError instanceof DomainError) return error.originalError;
+  const unavailable = unavailableOf(error.originalError);
+  if (unavailable) return unavailable;
   const coercion = /^Variable "\$(\w+)" (?:got invalid value|of required type|of non-null type)/.exec(error.message);
   if (coercion && !error.path) {
     const field = fieldOfCoercionError(coercion[1]!, error.message);

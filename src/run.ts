@@ -3,6 +3,9 @@ import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import type { Surface } from './server.js';
 
+/** Signals this close together are one request to stop (one keypress, delivered by several routes). */
+const SAME_REQUEST_MS = 1_000;
+
 /**
  * Runs Cairn until SIGTERM/SIGINT: reads the configuration (a bad setting
  * stops start-up at once, naming the variable), starts the service with the
@@ -37,14 +40,21 @@ export async function runService(loadSurface: () => Promise<Surface>): Promise<v
     log.flush(() => process.exit(1));
     return;
   }
-  let stopping = false;
+  let stoppingSince: number | null = null;
   const stop = (signal: string) => {
-    if (stopping) {
+    if (stoppingSince !== null) {
+      // Ctrl-C in a terminal (or systemd's stop) signals the whole process group: under `npm start`
+      // the service hears it twice, from the terminal and forwarded by npm. That is one request to
+      // stop; only a signal sent deliberately later means "now".
+      if (Date.now() - stoppingSince < SAME_REQUEST_MS) {
+        log.info({ signal }, 'signal repeated: already stopping');
+        return;
+      }
       log.warn({ signal }, 'second signal: exiting now');
       log.flush(() => process.exit(1));
       return;
     }
-    stopping = true;
+    stoppingSince = Date.now();
     log.info({ signal }, 'signal received');
     service.close().then(
       () => log.flush(() => process.exit(0)),

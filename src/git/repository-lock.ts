@@ -62,13 +62,22 @@ export class RepositoryLocks {
       this.passTurn(lineKey);
       throw error;
     }
+    // A connection the database drops while checked out reports an 'error' event that nothing else
+    // hears (pg-pool listens only to idle ones) and that would end the process. The lock went with the
+    // connection: the statement in flight fails, and release() drops the broken connection.
+    const dropped = () => undefined;
+    client.on('error', dropped);
+    const giveBack = (destroy?: boolean) => {
+      client.off('error', dropped);
+      client.release(destroy);
+    };
     let delay = 10;
     try {
       for (;;) {
         const { rows } = await client.query<{ locked: boolean }>('select pg_try_advisory_lock($1, hashtext($2)) as locked', key);
         if (rows[0]?.locked) break;
         if (Date.now() >= deadline || options.signal?.aborted) {
-          client.release();
+          giveBack();
           this.passTurn(lineKey);
           return null;
         }
@@ -76,7 +85,7 @@ export class RepositoryLocks {
         delay = Math.min(delay * 2, 250);
       }
     } catch (error) {
-      client.release(true);
+      giveBack(true);
       this.passTurn(lineKey);
       throw error;
     }
@@ -88,9 +97,9 @@ export class RepositoryLocks {
         released = true;
         try {
           await client.query('select pg_advisory_unlock($1, hashtext($2))', key);
-          client.release();
+          giveBack();
         } catch {
-          client.release(true); // dropping the connection drops the lock
+          giveBack(true); // dropping the connection drops the lock
         } finally {
           this.passTurn(lineKey);
         }

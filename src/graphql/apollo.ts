@@ -10,6 +10,7 @@ import { costLimit, type OperationCostHook } from './cost.js';
 import { MAX_SELECTIONS, validationLimits } from './limits.js';
 import { readOnlyQueries } from './read-only-queries.js';
 import { domainErrorOf } from './request-error.js';
+import { unavailableStatus } from './unavailable-status.js';
 
 /** Codes that carry a message meant for the client; anything else is masked as INTERNAL. */
 const CLIENT_CODES = new Set([
@@ -85,7 +86,12 @@ export async function startApollo<C extends { em: EntityManager }>(
     validationRules: validationLimits(),
     formatError: (formatted, error) => maskError(formatted, error, log),
     // Apollo's default landing page loads its hosted Sandbox from a CDN; the service serves its own IDE (graphiql/serve.ts).
-    plugins: [ApolloServerPluginLandingPageDisabled(), costLimit<C>(schema, options.onOperationCost), readOnlyQueries<C>()],
+    plugins: [
+      ApolloServerPluginLandingPageDisabled(),
+      costLimit<C>(schema, options.onOperationCost),
+      readOnlyQueries<C>(),
+      unavailableStatus<C>(),
+    ],
   });
   await apollo.start();
   return apollo;

@@ -3,6 +3,7 @@ import { unwrapResolverError } from '@apollo/server/errors';
 import { GraphQLError } from 'graphql';
 import { ANSWERS, answerHeaders } from '../errors/answers.js';
 import { DomainError } from '../errors/domain-error.js';
+import { unavailableOf } from '../errors/unavailable.js';
 
 /**
  * A DomainError that stops a request before execution (a limit, a plugin): a GraphQLError with
@@ -19,11 +20,12 @@ export const limitError = (message: string) => requestError(new DomainError('BAD
 
 /**
  * The DomainError behind an error Apollo formats, or null: thrown by a resolver, or carried by a
- * request error — as it is, or as the original error of the validation error Apollo wraps it in.
+ * request error — as it is, or as the original error of the validation error Apollo wraps it in —
+ * or the one a lost database connection stands for (unavailableOf).
  */
 export function domainErrorOf(error: unknown): DomainError | null {
   const original = unwrapResolverError(error);
   if (original instanceof DomainError) return original;
   if (original instanceof GraphQLError && original.originalError instanceof DomainError) return original.originalError;
-  return null;
+  return unavailableOf(original);
 }

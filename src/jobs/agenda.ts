@@ -1,5 +1,5 @@
 import type { PostgresJobRepository } from '@agendajs/postgres-backend';
-import { Agenda } from 'agenda';
+import { Agenda, type NotificationChannel } from 'agenda';
 import { Settings as LuxonSettings } from 'luxon';
 import type { Config } from '../config.js';
 import { underSchemaLock } from '../db/orm.js';
@@ -48,6 +48,7 @@ export async function startAgenda(
     (backend.repository as PostgresJobRepository)
       .getPool()
       .on('error', (error: Error) => log.warn({ err: error }, 'agenda database connection error'));
+    keepListening(backend.notificationChannel, log);
   }
   const agenda = new Agenda({ backend, processEvery: '5 seconds', maxConcurrency: 64, defaultConcurrency: 8 });
   agenda.on('error', (error: unknown) => log.error({ err: error }, 'agenda error'));
@@ -68,3 +69,28 @@ export async function startAgenda(
     },
   };
 }
+
+/**
+ * The job queue's LISTEN connection: when the database drops it (a restart, a failover,
+ * `pg_terminate_backend`) the channel reports an `'error'` event and reconnects on its own, with
+ * backoff — but an `'error'` event nobody listens to ends the process. After its last attempt the
+ * channel gives up; it is asked to connect again a while later, for as long as the service runs.
+ * Meanwhile jobs still run: workers also poll the queue (processEvery).
+ */
+function keepListening(channel: NotificationChannel | undefined, log: Logger): void {
+  if (!channel) return;
+  let retry: NodeJS.Timeout | undefined;
+  channel.on('error', (error: Error) => {
+    log.warn({ err: error }, 'job queue notifications: connection lost, reconnecting');
+    if (channel.state === 'error' && !retry) {
+      retry = setTimeout(() => {
+        retry = undefined;
+        channel.connect().catch(() => undefined); // a failure is reported as another 'error' event
+      }, GIVE_UP_RETRY_MS);
+      retry.unref();
+    }
+  });
+}
+
+/** How long after the channel gave up it is asked to connect again. */
+const GIVE_UP_RETRY_MS = 30_000;

@@ -177,23 +177,44 @@ export class CairnServer {
     await exited;
   }
 
-  /** SIGKILL the whole process group: the service and its embedded PostgreSQL die at once (needs `detached`). */
+  /**
+   * SIGKILL the whole process group, and the embedded PostgreSQL (in a group of its own): the
+   * service, its git processes and its database die at once (needs `detached`).
+   */
   async killAll(): Promise<void> {
     const child = this.process;
     if (!this.detached || !child?.pid) throw new Error('killAll needs a detached server');
     const exited = child.exitCode === null && child.signalCode === null ? new Promise((resolve) => child.once('exit', resolve)) : null;
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      /* already gone */
+    const postmaster = this.postmasterPid();
+    for (const group of [child.pid, postmaster]) {
+      try {
+        if (group) process.kill(-group, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
     }
     await exited;
-    await sleep(200); // let the kernel reap the PostgreSQL processes of the group
+    await sleep(200); // let the kernel reap the PostgreSQL processes
+  }
+
+  /** The embedded PostgreSQL's postmaster, while one runs on this server's data dir. */
+  postmasterPid(): number | undefined {
+    try {
+      const pid = Number(readFileSync(path.join(this.dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+      // A stale pid file may name a recycled pid: only a postgres on this data dir counts.
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      return cmdline.includes('postgres') && cmdline.includes(this.dataDir) ? pid : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Stops the server and removes its data dir and database (`keepDatabase` when another process still uses it). */
   async destroy(keepDatabase = false): Promise<void> {
     await this.stop();
+    // A service killed without its database leaves that PostgreSQL running: it goes too.
+    const orphan = this.postmasterPid();
+    if (orphan) process.kill(orphan, 'SIGKILL');
     await fs.rm(this.dataDir, { recursive: true, force: true }).catch(() => undefined);
     if (this.databaseUrl && !keepDatabase) await dropTestDatabase(this.databaseUrl).catch(() => undefined);
   }
