@@ -75,6 +75,9 @@ class GitLauncher {
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       execArgv: [],
+      // Its own process group: a terminal's Ctrl-C (a signal to the service's group) must not cut
+      // the git commands in flight; the service decides when they stop. It goes when the service does.
+      detached: true,
     });
     child.on('message', (answer: Omit<LaunchedGit, 'stdout'> & { id: number; stdout: Uint8Array }) => {
       const waiting = this.settle(answer.id);

@@ -71,6 +71,9 @@ function spawnService(options: SpawnOptions, extraArgs: string[]): ChildProcessW
   return spawn(command, args, {
     env: { ...environmentWithoutSecrets, ...serverGitEnvironment(), ...serviceEnv(options) },
     stdio: ['pipe', 'pipe', 'pipe'],
+    // Out of the service's process group: a Ctrl-C meant for the service would kill a push in flight,
+    // which the service's graceful stop lets finish. It ends with its pipes if the service dies.
+    detached: true,
   });
 }
 

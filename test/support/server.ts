@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { treeOf } from './process-tree.js';
 
 /** The project root, whether this file runs from test/ (jest) or from dist/test/ (benchmarks). */
 const up = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -178,17 +179,20 @@ export class CairnServer {
   }
 
   /**
-   * SIGKILL the whole process group, and the embedded PostgreSQL (in a group of its own): the
-   * service, its git processes and its database die at once (needs `detached`).
+   * SIGKILL the service and every process it started: the service, its git processes and its
+   * embedded database die at once (needs `detached`).
    */
   async killAll(): Promise<void> {
     const child = this.process;
     if (!this.detached || !child?.pid) throw new Error('killAll needs a detached server');
     const exited = child.exitCode === null && child.signalCode === null ? new Promise((resolve) => child.once('exit', resolve)) : null;
     const postmaster = this.postmasterPid();
-    for (const group of [child.pid, postmaster]) {
+    // The service's group, then what it started in groups of their own (its git launcher and git,
+    // PostgreSQL and its backends), all found before any of them goes.
+    const everything = [...(await treeOf(child.pid)), ...(postmaster ? await treeOf(postmaster) : [])];
+    for (const pid of everything) {
       try {
-        if (group) process.kill(-group, 'SIGKILL');
+        process.kill(pid, 'SIGKILL');
       } catch {
         /* already gone */
       }

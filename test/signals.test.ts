@@ -1,0 +1,211 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import { adminClient, createUser } from './support/client.js';
+import { GitSandbox } from './support/git.js';
+import { CairnServer, makeDataDir, ROOT, sleep } from './support/server.js';
+
+/**
+ * Ctrl-C on `npm start` signals the whole process group, as a terminal (or systemd's stop) does:
+ * the service hears SIGINT twice — from the terminal and forwarded by npm — which is one request
+ * to stop gracefully: what is in flight finishes, and its database stops after it, cleanly. A
+ * signal sent deliberately later still means "exit now".
+ */
+let git: GitSandbox;
+beforeAll(async () => {
+  git = await GitSandbox.create();
+});
+afterAll(() => git.cleanup());
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+    probe.on('error', reject);
+  });
+}
+
+interface Started {
+  npm: ChildProcess;
+  url: string;
+  port: number;
+  adminToken: string;
+  dataDir: string;
+  output: () => string;
+  /** The service's node process (npm's child), and when it has exited. */
+  service: number;
+  serviceExited: () => Promise<void>;
+}
+
+/** `npm start` in a process group of its own, as a terminal runs a foreground job, on its embedded database. */
+async function npmStart(): Promise<Started> {
+  const [port, dataDir] = await Promise.all([freePort(), makeDataDir()]);
+  const adminToken = `cairn_pat_${'s'.repeat(43)}`;
+  const npm = spawn('npm', ['start'], {
+    cwd: ROOT,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      CAIRN_DATA_DIR: dataDir,
+      CAIRN_ADMIN_TOKEN: adminToken,
+      CAIRN_RATE_LIMIT: '100000',
+    },
+  });
+  let output = '';
+  npm.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  npm.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (npm.exitCode !== null) throw new Error(`npm start exited:\n${output}`);
+    if (Date.now() > deadline) throw new Error(`npm start not ready:\n${output}`);
+    const ready = await fetch(`${url}/readyz`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (ready) break;
+    await sleep(200);
+  }
+  const service = Number(
+    spawnSync('ps', ['-o', 'pid=', '--ppid', String(npm.pid)], { encoding: 'utf8' })
+      .stdout.trim()
+      .split('\n')[0],
+  );
+  expect(spawnSync('cat', [`/proc/${service}/cmdline`], { encoding: 'utf8' }).stdout).toContain('main.js');
+  const serviceExited = async () => {
+    while (alive(service)) await sleep(50);
+  };
+  return { npm, url, port, adminToken, dataDir, output: () => output, service, serviceExited };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The embedded PostgreSQL of a data dir, while it runs. */
+async function postmasterOf(dataDir: string): Promise<number | null> {
+  try {
+    const pid = Number((await fs.readFile(`${dataDir}/postgres/postmaster.pid`, 'utf8')).split('\n')[0]);
+    return alive(pid) ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Removes a data dir once nothing runs on it (its PostgreSQL killed if it still does). */
+async function removeDataDir(dataDir: string): Promise<void> {
+  const pid = await postmasterOf(dataDir);
+  if (pid) process.kill(pid, 'SIGKILL');
+  await sleep(200);
+  await fs.rm(dataDir, { recursive: true, force: true });
+}
+
+/** Messages of the service's JSON log lines. */
+const messages = (output: string) =>
+  output
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => (JSON.parse(line) as { msg: string }).msg);
+
+/**
+ * A push sent as git's client sends it, but slowly: `seconds` for its body (a pack of one blob), so
+ * that it is in flight when the signal comes. Resolves to the service's answer.
+ */
+async function slowPush(started: Started, token: string, seconds: number): Promise<{ status: number; body: string }> {
+  const bare = git.path(`slow-${Date.now()}.git`);
+  const run = (args: string[], input?: string) =>
+    spawnSync('git', args, { cwd: bare, env: git.env, input, encoding: 'utf8' }).stdout.trim();
+  spawnSync('git', ['init', '--quiet', '--bare', bare]);
+  const blob = run(['hash-object', '-w', '--stdin'], 'x'.repeat(40_000) + Math.random());
+  const tree = run(['mktree'], `100644 blob ${blob}\tslow.txt\n`);
+  const sha = run(['commit-tree', tree, '-m', 'slow']);
+  const pack = spawnSync('git', ['pack-objects', '--stdout', '--compression=0'], {
+    cwd: bare,
+    env: git.env,
+    input: `${sha}\n${tree}\n${blob}\n`,
+  }).stdout;
+  const command = `${'0'.repeat(40)} ${sha} refs/heads/main\0report-status\n`;
+  const body = Buffer.concat([Buffer.from(`${(command.length + 4).toString(16).padStart(4, '0')}${command}0000`), pack]);
+  const pieces = 10;
+  const stream = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      for (let i = 0; i < pieces; i++) {
+        controller.enqueue(body.subarray(Math.floor((i * body.length) / pieces), Math.floor(((i + 1) * body.length) / pieces)));
+        await sleep((seconds * 1000) / pieces);
+      }
+      controller.close();
+    },
+  });
+  const answer = await fetch(`${started.url}/alice/slow.git/git-receive-pack`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`alice:${token}`).toString('base64')}`,
+      'content-type': 'application/x-git-receive-pack-request',
+    },
+    body: stream,
+    duplex: 'half',
+  } as RequestInit);
+  const text = await answer.text();
+  if (answer.status !== 200) console.log(`push answered ${answer.status}: ${text}`);
+  return { status: answer.status, body: text };
+}
+
+async function aliceOn(started: Started) {
+  const admin = adminClient({ url: started.url, adminToken: started.adminToken } as CairnServer);
+  const alice = await createUser(admin, 'alice');
+  expect((await alice.post('/repos', { name: 'slow' })).status).toBe(201);
+  return alice;
+}
+
+test('Ctrl-C (SIGINT to the group of npm start) during a push: the push lands, the service and its database stop cleanly', async () => {
+  const started = await npmStart();
+  try {
+    const alice = await aliceOn(started);
+    const pushed = slowPush(started, alice.token, 3);
+    await sleep(1000);
+    process.kill(-started.npm.pid!, 'SIGINT');
+    const answer = await pushed;
+    expect(answer.status).toBe(200);
+    expect(answer.body).toContain('ok refs/heads/main');
+    await started.serviceExited();
+    expect(await postmasterOf(started.dataDir)).toBeNull(); // stopped by the service, after the push
+    const said = messages(started.output());
+    expect(said).toContain('signal repeated: already stopping');
+    expect(said).not.toContain('second signal: exiting now');
+    expect(said).toContain('stopped');
+    expect(said).not.toContain('embedded PostgreSQL exited; restarting it');
+    expect(said.filter((m) => m === 'Cairn failed to start' || m === 'shutdown failed')).toEqual([]);
+  } finally {
+    await removeDataDir(started.dataDir);
+  }
+}, 90_000);
+
+test('a second signal sent deliberately later exits at once', async () => {
+  const started = await npmStart();
+  try {
+    const alice = await aliceOn(started);
+    const pushed = slowPush(started, alice.token, 20).catch(() => null);
+    await sleep(1000);
+    process.kill(-started.npm.pid!, 'SIGINT');
+    await sleep(2000);
+    const second = Date.now();
+    process.kill(-started.npm.pid!, 'SIGINT');
+    await started.serviceExited();
+    expect(Date.now() - second).toBeLessThan(3000);
+    expect(messages(started.output())).toContain('second signal: exiting now');
+    await pushed;
+  } finally {
+    await removeDataDir(started.dataDir);
+  }
+}, 90_000);
