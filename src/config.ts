@@ -12,6 +12,11 @@ export interface Config {
   dataDir: string;
   baseUrl: string;
   databaseUrl?: string;
+  /**
+   * Longest the service waits on PostgreSQL for a connection or one statement (CAIRN_DATABASE_TIMEOUT):
+   * past it the request answers 503 instead of hanging with a stalled database.
+   */
+  databaseTimeoutMs: number;
   mongodbUrl?: string;
   secretKey?: string;
   adminToken?: string;
@@ -218,6 +223,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     baseUrl,
     databaseUrl,
+    databaseTimeoutMs: duration('CAIRN_DATABASE_TIMEOUT', '10s', [600_000, '10m']),
     mongodbUrl,
     secretKey,
     adminToken,

@@ -11,6 +11,7 @@ import { requestContext, type RequestContext, type Services } from './context.js
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres.js';
 import { closeFastReads } from './db/fast-read.js';
 import { openDatabase } from './db/orm.js';
+import { reportUnavailabilityTo } from './errors/unavailable.js';
 import { EventRecorder } from './events/event-recorder.js';
 import { configureGitBounds } from './git/git-bounds.js';
 import { GitHosting } from './git/hosting.js';
@@ -95,7 +96,7 @@ export async function startService(
       cleanups.push(['embedded database', () => embedded!.stop()]);
     }
     const databaseUrl = config.databaseUrl ?? embedded!.url;
-    const orm = await openDatabase(databaseUrl, log, ENTITIES);
+    const orm = await openDatabase(databaseUrl, log, ENTITIES, config.databaseTimeoutMs);
     cleanups.push([
       'database connections',
       async () => {
@@ -112,7 +113,7 @@ export async function startService(
     const webhooks = await Webhooks.open(config, orm, metrics, log);
     const events = new EventRecorder(config.baseUrl);
     events.onRecord(webhooks.fanOut());
-    const locks = new RepositoryLocks(databaseUrl);
+    const locks = new RepositoryLocks(databaseUrl, config.databaseTimeoutMs);
     cleanups.push(['repository locks', () => locks.close()]);
     const refs = new RefTransactions(orm, git, events, locks, log);
     const mergeability = new Mergeability(orm, git, log, metrics);
@@ -160,6 +161,7 @@ export async function startService(
       await agenda.getRunningStats();
       return true;
     };
+    reportUnavailabilityTo(log);
     const app = createApp({
       log,
       authenticate: (header) => auth.fromAuthorizationHeader(header),

@@ -128,6 +128,9 @@ async function expectAllKept(titles: string[]): Promise<void> {
 /** Checks what clients saw around a fault at `faultAt`; returns ms from the fault to the first 201 after it. */
 function judge(outcomes: Outcome[], faultAt: number): number {
   const statuses = new Set(outcomes.map((o) => o.status));
+  if ([...statuses].some((status) => ![200, 201, 503].includes(status as number))) {
+    console.log(server.logs().filter((line) => Number(line.level) >= 50));
+  }
   for (const status of statuses) expect([200, 201, 503]).toContain(status);
   for (const o of outcomes.filter((o) => o.status === 503)) expect(Number(o.retryAfter)).toBeGreaterThan(0);
   const firstAfter = outcomes.find(

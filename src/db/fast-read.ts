@@ -21,8 +21,28 @@ import postgres from 'postgres';
  */
 export async function fastRead<T extends object>(em: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
   if (em.isInTransaction()) return em.execute<T[]>(sql, params);
-  const rows = await readerOf(em.config).unsafe(numbered(sql), params as postgres.ParameterOrJSON<never>[], { prepare: true });
+  const reading = readerOf(em.config).unsafe(numbered(sql), params as postgres.ParameterOrJSON<never>[], { prepare: true });
+  const rows = await withinDeadline(reading, statementTimeoutOf(em.config));
   return rows as unknown as T[];
+}
+
+/** The ORM's deadline for one statement (orm.ts: CAIRN_DATABASE_TIMEOUT), which the reader keeps too. */
+function statementTimeoutOf(config: EntityManager['config']): number | undefined {
+  return (config.get('driverOptions') as { query_timeout?: number } | undefined)?.query_timeout;
+}
+
+/**
+ * postgres.js has no deadline of its own for a statement: past `ms` the caller gets pg's error for
+ * the same case (answered 503, unavailable.ts) and the read, if the database ever answers, is dropped.
+ */
+function withinDeadline<T>(reading: Promise<T>, ms: number | undefined): Promise<T> {
+  if (!ms) return reading;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error('Query read timeout')), ms);
+  });
+  reading.catch(() => undefined); // settled after the deadline, it has nobody to tell
+  return Promise.race([reading, late]).finally(() => clearTimeout(timer));
 }
 
 /** Closes the readers of an ORM's database; the service calls it before it closes the ORM. */
@@ -50,9 +70,11 @@ function readerOf(config: EntityManager['config']): postgres.Sql {
     const url = config.get('clientUrl')!;
     // A Unix socket's directory is the URL's host, percent-encoded (as pg reads it); postgres.js takes it decoded.
     const host = decodeURIComponent(new URL(url).hostname);
+    const timeoutMs = statementTimeoutOf(config);
     reader = postgres(url, {
       max: READER_CONNECTIONS,
       idle_timeout: 60,
+      ...(timeoutMs ? { connect_timeout: Math.ceil(timeoutMs / 1000) } : {}),
       onnotice: () => undefined,
       ...(host.startsWith('/') ? { host } : {}),
     });

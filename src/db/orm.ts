@@ -32,12 +32,26 @@ function ormConfig(clientUrl: string, entities: Options['entities'], log?: Logge
   });
 }
 
-/** Connects and brings the schema up to date under the schema lock. */
-export async function openDatabase(clientUrl: string, log: Logger, entities: Options['entities']): Promise<MikroORM> {
-  const orm = await MikroORM.init(ormConfig(clientUrl, entities, log));
+/**
+ * Connects and brings the schema up to date under the schema lock. Every connection of the pool
+ * waits at most `timeoutMs` to connect and for each statement, so that a stalled database answers
+ * requests with an error instead of holding them (unavailable.ts); pending migrations, which may
+ * rightly take longer, run first on a connection of their own without that deadline.
+ */
+export async function openDatabase(clientUrl: string, log: Logger, entities: Options['entities'], timeoutMs?: number): Promise<MikroORM> {
+  const orm = await MikroORM.init({
+    ...ormConfig(clientUrl, entities, log),
+    ...(timeoutMs ? { driverOptions: { connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs } } : {}),
+  });
   await underSchemaLock(clientUrl, async () => {
-    const applied = await orm.migrator.up();
-    if (applied.length) log.info({ migrations: applied.map((m) => m.name) }, 'database migrated');
+    if (timeoutMs && (await orm.migrator.getPending()).length === 0) return;
+    const migrating = timeoutMs ? await MikroORM.init(ormConfig(clientUrl, entities, log)) : orm;
+    try {
+      const applied = await migrating.migrator.up();
+      if (applied.length) log.info({ migrations: applied.map((m) => m.name) }, 'database migrated');
+    } finally {
+      if (migrating !== orm) await migrating.close();
+    }
   });
   return orm;
 }

@@ -1,3 +1,4 @@
+import type { Logger } from '../logger.js';
 import { DomainError } from './domain-error.js';
 
 /** What a client is told to wait before asking again while the database is away. */
@@ -14,21 +15,49 @@ export const databaseUnavailable = () =>
 const UNAVAILABLE_STATES = /^(08...|57P0[123]|53300)$/;
 /** The drivers' own words for a connection that broke or never formed (pg, postgres.js, pg-pool). */
 const UNAVAILABLE_MESSAGES =
-  /Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect|Client was closed|CONNECTION_(CLOSED|ENDED|DESTROYED)|terminating connection/;
-const UNAVAILABLE_SYSCALLS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
+  /Query read timeout|Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect|Client was closed|CONNECT_TIMEOUT|CONNECTION_(CLOSED|ENDED|DESTROYED)|terminating connection/;
+/** Socket errors of a connection that broke or never formed; ENOENT only of a connect (a Unix socket that is not there). */
+const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
 
 /**
- * The database could not be reached, or dropped the connection mid-statement (a restart, a
- * failover, a killed backend): not the request's fault nor a bug, so not a 500 — 503 with
+ * The database could not be reached, dropped the connection mid-statement (a restart, a
+ * failover, a killed backend) or did not answer within CAIRN_DATABASE_TIMEOUT (stalled): not the request's fault nor a bug, so not a 500 — 503 with
  * `Retry-After`, which clients retry. Null for every other error.
  */
 export function unavailableOf(error: unknown): DomainError | null {
   for (let cause = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth++) {
     const e = cause as { code?: unknown; message?: unknown; syscall?: unknown };
     const matches =
-      (typeof e.code === 'string' && (UNAVAILABLE_STATES.test(e.code) || (UNAVAILABLE_SYSCALLS.has(e.code) && e.syscall === 'connect'))) ||
+      (typeof e.code === 'string' &&
+        (UNAVAILABLE_STATES.test(e.code) || CONNECTION_ERRORS.has(e.code) || (e.code === 'ENOENT' && e.syscall === 'connect'))) ||
       (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message));
-    if (matches) return databaseUnavailable();
+    if (matches) {
+      report(cause);
+      return databaseUnavailable();
+    }
   }
   return null;
+}
+
+/** At most one log line per this long while the database stays away; the others are counted in it. */
+const REPORT_EVERY_MS = 5_000;
+let log: Logger | null = null;
+let lastReportAt = 0;
+let unreported = 0;
+
+/** Where unavailableOf reports what it recognises: the service's log, set once at start-up. */
+export function reportUnavailabilityTo(logger: Logger): void {
+  log = logger;
+}
+
+/** Logs that the database is away or stalled — a fault of the site, not of a request — at most every REPORT_EVERY_MS. */
+function report(error: unknown): void {
+  const now = Date.now();
+  if (now - lastReportAt < REPORT_EVERY_MS) {
+    unreported++;
+    return;
+  }
+  log?.warn({ err: error, alsoSince: unreported }, 'database unavailable or stalled: answering 503');
+  lastReportAt = now;
+  unreported = 0;
 }

@@ -35,13 +35,14 @@ export class RepositoryLocks {
   private readonly pool: pg.Pool;
   private readonly lines = new Map<string, Line>();
 
-  constructor(databaseUrl: string) {
+  /** `timeoutMs`: how long to wait for a connection and each statement (CAIRN_DATABASE_TIMEOUT). */
+  constructor(databaseUrl: string, timeoutMs: number) {
     this.pool = new pg.Pool({
       connectionString: databaseUrl,
       max: 64,
       idleTimeoutMillis: 10_000,
-      connectionTimeoutMillis: 30_000,
-      query_timeout: 30_000,
+      connectionTimeoutMillis: timeoutMs,
+      query_timeout: timeoutMs,
     });
     this.pool.on('error', () => undefined); // an idle connection dropped by the server; the pool replaces it
   }

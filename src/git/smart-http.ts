@@ -51,9 +51,8 @@ export function createGitHandler(services: GitHttp, hosting: GitHosting, metrics
     const match = GIT_PATH.exec(req.path);
     if (!match) return next();
     handle(services, hosting, metrics, req, res, match).catch((error: unknown) => {
-      const unavailable = unavailableOf(error);
-      if (unavailable) services.log.warn({ err: error, path: req.path }, 'git request met an unavailable database');
-      else services.log.error({ err: error, path: req.path }, 'git request failed');
+      const unavailable = unavailableOf(error); // logged there
+      if (!unavailable) services.log.error({ err: error, path: req.path }, 'git request failed');
       if (!res.headersSent) sendGitAnswer(res, unavailable ?? new DomainError('INTERNAL', 'Internal error.'));
       else res.destroy();
     });

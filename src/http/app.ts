@@ -64,6 +64,9 @@ const graphqlBody: RequestHandler = (req, res, next) => {
  * Route order: operations endpoints and the GraphQL IDE's page and assets (no token), git (own
  * auth), GraphQL behind a bearer token, then the mounted routers.
  */
+/** How long `/readyz` waits for the database and the job store before answering 503. */
+const READY_DEADLINE_MS = 2_000;
+
 export function createApp<C extends object>({
   log,
   authenticate,
@@ -85,7 +88,13 @@ export function createApp<C extends object>({
     res.json({ status: 'ok' });
   });
   app.get('/readyz', async (_req, res) => {
-    const ok = await ready().catch(() => false);
+    // Its own deadline: a load balancer asks to be told, not kept waiting by a stalled database.
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), READY_DEADLINE_MS)));
+    const outcome = await Promise.race([ready().catch(() => false as const), late]);
+    clearTimeout(timer);
+    if (outcome === 'late') log.warn({ deadlineMs: READY_DEADLINE_MS }, 'database stalled: readiness check unanswered');
+    const ok = outcome === true;
     res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready' });
   });
   app.get('/metrics', async (_req, res) => {

@@ -1,6 +1,6 @@
-import type { PostgresJobRepository } from '@agendajs/postgres-backend';
 import { Agenda, type NotificationChannel } from 'agenda';
 import { Settings as LuxonSettings } from 'luxon';
+import pg from 'pg';
 import type { Config } from '../config.js';
 import { underSchemaLock } from '../db/orm.js';
 import type { Logger } from '../logger.js';
@@ -41,13 +41,19 @@ export async function startAgenda(
     backend = new (await import('@agendajs/mongo-backend')).MongoBackend({ mongo: client.db() });
   } else {
     const { PostgresBackend } = await import('@agendajs/postgres-backend');
-    backend = new PostgresBackend({ connectionString: databaseUrl, tableName: 'agenda_jobs' });
-    // The backend's pool has no error listener. `pool.end()` does not wait for its idle connections to
-    // close, so when the database stops right after Agenda (shutdown on a busy machine), one of them can
-    // receive "terminating connection due to administrator command" and, unheard, crash the process.
-    (backend.repository as PostgresJobRepository)
-      .getPool()
-      .on('error', (error: Error) => log.warn({ err: error }, 'agenda database connection error'));
+    // The queue's own pool, with the service's database deadline (a stalled database fails a job's
+    // statement instead of holding the worker), closed with the queue.
+    const pool = new pg.Pool({
+      connectionString: databaseUrl,
+      connectionTimeoutMillis: config.databaseTimeoutMs,
+      query_timeout: config.databaseTimeoutMs,
+    });
+    closeStore = () => pool.end();
+    backend = new PostgresBackend({ pool, tableName: 'agenda_jobs' });
+    // `pool.end()` does not wait for its idle connections to close, so when the database stops right
+    // after Agenda (shutdown on a busy machine), one of them can receive "terminating connection due
+    // to administrator command" and, unheard, crash the process.
+    pool.on('error', (error: Error) => log.warn({ err: error }, 'agenda database connection error'));
     keepListening(backend.notificationChannel, log);
   }
   const agenda = new Agenda({ backend, processEvery: '5 seconds', maxConcurrency: 64, defaultConcurrency: 8 });
