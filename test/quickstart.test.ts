@@ -1,13 +1,12 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { PULL_ROUTES } from '../rest-facade/pull-routes.js';
 import { ROUTES } from '../rest-facade/routes.js';
 import { WEBHOOK_ROUTES } from '../rest-facade/webhook-routes.js';
-import { CairnServer, ROOT } from './support/server.js';
+import { CairnServer, freePort, ROOT } from './support/server.js';
 
 const run = promisify(execFile);
 
@@ -22,16 +21,6 @@ function section(text: string, title: string): string {
   if (start < 0) throw new Error(`README has no "## ${title}" section`);
   const end = text.indexOf('\n## ', start + 1);
   return text.slice(start, end < 0 ? undefined : end);
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-    probe.on('error', reject);
-  });
 }
 
 describe('README quickstart', () => {

@@ -1,9 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import { adminClient, createUser } from './support/client.js';
 import { GitSandbox } from './support/git.js';
-import { CairnServer, makeDataDir, ROOT, sleep } from './support/server.js';
+import { CairnServer, freePort, makeDataDir, ROOT, sleep } from './support/server.js';
 
 /**
  * Ctrl-C on `npm start` signals the whole process group, as a terminal (or systemd's stop) does:
@@ -16,16 +15,6 @@ beforeAll(async () => {
   git = await GitSandbox.create();
 });
 afterAll(() => git.cleanup());
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-    probe.on('error', reject);
-  });
-}
 
 interface Started {
   npm: ChildProcess;
