@@ -1,6 +1,6 @@
 import type { GraphQLError } from 'graphql';
 import { DomainError } from '../src/errors/domain-error.js';
-import { unavailableOf } from '../src/errors/unavailable.js';
+import { knownError } from '../src/errors/unavailable.js';
 import { snakeCase } from '../src/http/error-answers.js';
 
 /**
@@ -10,9 +10,8 @@ import { snakeCase } from '../src/http/error-answers.js';
  * field — are the REST client's wrong types: VALIDATION_FAILED with the field named.
  */
 export function fromGraphQLError(error: GraphQLError): DomainError | null {
-  if (error.originalError instanceof DomainError) return error.originalError;
-  const unavailable = unavailableOf(error.originalError);
-  if (unavailable) return unavailable;
+  const known = knownError(error.originalError);
+  if (known) return known;
   const coercion = /^Variable "\$(\w+)" (?:got invalid value|of required type|of non-null type)/.exec(error.message);
   if (coercion && !error.path) {
     const field = fieldOfCoercionError(coercion[1]!, error.message);

@@ -8,7 +8,7 @@ import { rateLimited, viewerOf } from '../src/http/rate-limit-headers.js';
 import { readJsonObject } from './body.js';
 import { sendJson } from './conditional.js';
 import { DomainError } from '../src/errors/domain-error.js';
-import { unavailableOf } from '../src/errors/unavailable.js';
+import { knownError } from '../src/errors/unavailable.js';
 import { internalError, sendMethodNotAllowed, sendRestError } from '../src/http/error-answers.js';
 import { RestOperation } from './operation.js';
 import { ROUTES } from './routes.js';
@@ -99,9 +99,8 @@ async function handle(services: Services, route: RestRoute, operation: RestOpera
         sendJson(req, res, status, value);
     }
   } catch (error) {
-    if (error instanceof DomainError) return sendRestError(res, error);
-    const unavailable = unavailableOf(error);
-    if (unavailable) return sendRestError(res, unavailable);
+    const known = knownError(error);
+    if (known) return sendRestError(res, known);
     services.log.error({ err: error, route: route.path }, 'REST request failed');
     sendRestError(res, internalError());
   }

@@ -1,3 +1,4 @@
+import { within } from './deadline.js';
 import http from 'node:http';
 import type { Agenda } from 'agenda';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -75,17 +76,8 @@ export async function startService(
         await run().catch((error: unknown) => log.error({ err: error, step }, 'shutdown step failed'));
       }
     })();
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`shutdown step "${pending}" still running after ${CLEANUP_DEADLINE_MS} ms`)),
-        CLEANUP_DEADLINE_MS,
-      );
-    });
-    try {
-      await Promise.race([steps, deadline]);
-    } finally {
-      clearTimeout(timer);
+    if ((await within(steps, CLEANUP_DEADLINE_MS)).late) {
+      throw new Error(`shutdown step "${pending}" still running after ${CLEANUP_DEADLINE_MS} ms`);
     }
   };
   configureGitBounds(config.gitBounds, log);

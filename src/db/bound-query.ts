@@ -10,9 +10,15 @@ import { CompiledQuery } from 'kysely';
  * service's heap out). Bound, a value travels as it is.
  */
 export async function executeBound<T>(em: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
-  let next = 0;
-  const numbered = sql.replace(/\?/g, () => `$${++next}`);
-  if (next !== params.length) throw new Error(`the statement has ${next} placeholders for ${params.length} values`);
-  const result = await em.getKysely().executeQuery<T>(CompiledQuery.raw(numbered, params));
+  const { text, count } = numberedPlaceholders(sql);
+  if (count !== params.length) throw new Error(`the statement has ${count} placeholders for ${params.length} values`);
+  const result = await em.getKysely().executeQuery<T>(CompiledQuery.raw(text, params));
   return result.rows;
+}
+
+/** `?` placeholders (as `em.execute` takes them) as PostgreSQL's `$1, $2, …`, and how many there are. */
+export function numberedPlaceholders(sql: string): { text: string; count: number } {
+  let count = 0;
+  const text = sql.replace(/\?/g, () => `$${++count}`);
+  return { text, count };
 }

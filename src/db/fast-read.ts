@@ -1,5 +1,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import postgres from 'postgres';
+import { within } from '../deadline.js';
+import { numberedPlaceholders } from './bound-query.js';
 
 /**
  * Reads on the hot path (a repository with its owner and counts, nearly every request's first
@@ -22,27 +24,17 @@ import postgres from 'postgres';
 export async function fastRead<T extends object>(em: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
   if (em.isInTransaction()) return em.execute<T[]>(sql, params);
   const reading = readerOf(em.config).unsafe(numbered(sql), params as postgres.ParameterOrJSON<never>[], { prepare: true });
-  const rows = await withinDeadline(reading, statementTimeoutOf(em.config));
-  return rows as unknown as T[];
+  const timeoutMs = statementTimeoutOf(em.config);
+  const read = timeoutMs ? await within(reading, timeoutMs) : { late: false as const, value: await reading };
+  // postgres.js has no deadline of its own for a statement: past it the caller gets pg's error for
+  // the same case (answered 503, unavailable.ts), and the read, if the database ever answers, is dropped.
+  if (read.late) throw new Error('Query read timeout');
+  return read.value as unknown as T[];
 }
 
 /** The ORM's deadline for one statement (orm.ts: CAIRN_DATABASE_TIMEOUT), which the reader keeps too. */
 function statementTimeoutOf(config: EntityManager['config']): number | undefined {
   return (config.get('driverOptions') as { query_timeout?: number } | undefined)?.query_timeout;
-}
-
-/**
- * postgres.js has no deadline of its own for a statement: past `ms` the caller gets pg's error for
- * the same case (answered 503, unavailable.ts) and the read, if the database ever answers, is dropped.
- */
-function withinDeadline<T>(reading: Promise<T>, ms: number | undefined): Promise<T> {
-  if (!ms) return reading;
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error('Query read timeout')), ms);
-  });
-  reading.catch(() => undefined); // settled after the deadline, it has nobody to tell
-  return Promise.race([reading, late]).finally(() => clearTimeout(timer));
 }
 
 /** Closes the readers of an ORM's database; the service calls it before it closes the ORM. */
@@ -85,12 +77,11 @@ function readerOf(config: EntityManager['config']): postgres.Sql {
 
 const texts = new Map<string, string>();
 
-/** `?` → `$1, $2, …`; memoised, the texts are a fixed set. */
+/** numberedPlaceholders, memoised: the texts are a fixed set. */
 function numbered(sql: string): string {
   let text = texts.get(sql);
   if (text === undefined) {
-    let n = 0;
-    text = sql.replace(/\?/g, () => `$${++n}`);
+    text = numberedPlaceholders(sql).text;
     texts.set(sql, text);
   }
   return text;

@@ -23,6 +23,9 @@ export const LONG_WORK_FACTOR = 10;
 let bounds: GitBoundSettings = { timeoutMs: 60_000, memoryBytes: 1024 ** 3, pushTimeoutMs: 10 * 60_000 };
 let prlimit = false;
 
+/** How long git gets to stop on SIGTERM (removing its lock and temporary files: it may be writing refs) before SIGKILL. */
+export const GIT_STOP_GRACE_MS = 2_000;
+
 /** Sets the bounds of every git started from now on; says so when the kernel's limits cannot be set here. */
 export function configureGitBounds(settings: GitBoundSettings, log: Logger): void {
   bounds = { ...settings };

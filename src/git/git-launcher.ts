@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { GIT_STOP_GRACE_MS } from './git-bounds.js';
 import { descendantsIn, processTree, ProcessWatch } from './process-watch.js';
 
 /**
@@ -24,8 +25,6 @@ interface Request {
 
 /** stderr kept per command: enough to say what went wrong. */
 const MAX_STDERR_BYTES = 64 * 1024;
-/** How long git gets to stop on SIGTERM (removing its lock files: it may be writing refs) before it is killed. */
-const STOP_GRACE_MS = 2_000;
 
 const watch = new ProcessWatch();
 /** Commands running now, stopped when the service goes away: nothing would bound them any more. */
@@ -34,7 +33,7 @@ const running = new Set<ChildProcess>();
 /**
  * Stops a command past a bound: git and the processes it started (found before git goes, while
  * they are still its) get SIGTERM, on which git removes its lock files, then SIGKILL after
- * STOP_GRACE_MS. git itself is signalled through its ChildProcess, which does nothing once it has
+ * GIT_STOP_GRACE_MS. git itself is signalled through its ChildProcess, which does nothing once it has
  * exited (its pid may be another process's by then).
  */
 async function stop(child: ChildProcess, tree?: Map<number, number[]>): Promise<void> {
@@ -50,7 +49,7 @@ async function stop(child: ChildProcess, tree?: Map<number, number[]>): Promise<
     }
   };
   signal('SIGTERM');
-  setTimeout(() => signal('SIGKILL'), STOP_GRACE_MS).unref();
+  setTimeout(() => signal('SIGKILL'), GIT_STOP_GRACE_MS).unref();
 }
 
 process.on('message', (request: Request) => {
@@ -110,5 +109,5 @@ process.on('message', (request: Request) => {
 process.on('disconnect', () => {
   void processTree()
     .then((tree) => Promise.all([...running].map((child) => stop(child, tree))))
-    .finally(() => setTimeout(() => process.exit(0), STOP_GRACE_MS));
+    .finally(() => setTimeout(() => process.exit(0), GIT_STOP_GRACE_MS));
 });

@@ -1,3 +1,4 @@
+import { within } from '../deadline.js';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -85,9 +86,6 @@ export class GitHosting {
   /** Waits (bounded) for pushes in flight to record their events: before the jobs and the database stop. */
   async drain(timeoutMs = 30_000): Promise<void> {
     if (!this.inFlight.size) return;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)));
-    await Promise.race([Promise.allSettled([...this.inFlight]), timeout]);
-    clearTimeout(timer);
+    await within(Promise.allSettled([...this.inFlight]), timeoutMs);
   }
 }

@@ -1,3 +1,4 @@
+import { within } from '../deadline.js';
 import pg from 'pg';
 
 /** Advisory-lock namespaces (first key of the two-key form); the second key is a hash of the repository id. */
@@ -147,9 +148,6 @@ export class RepositoryLocks {
 
   /** Lets go of the lock connections: waits for held ones (bounded), so a stuck push cannot stall shutdown. */
   async close(): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)));
-    await Promise.race([this.pool.end(), timeout]);
-    clearTimeout(timer);
+    await within(this.pool.end(), CLOSE_WAIT_MS);
   }
 }

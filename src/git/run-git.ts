@@ -59,7 +59,7 @@ export class GitLimitExceeded extends DomainError {
 }
 
 /** The error of a command stopped at its deadline or memory bound, naming the bound it had. */
-function stoppedAt(args: string[], bound: ExceededBound, options: Pick<GitOptions, 'timeoutMs'>): GitLimitExceeded {
+export function stoppedAt(args: string[], bound: ExceededBound, options: Pick<GitOptions, 'timeoutMs'>): GitLimitExceeded {
   return new GitLimitExceeded(args, bound, bound === 'deadline' ? (options.timeoutMs ?? gitBounds().timeoutMs) : gitBounds().memoryBytes);
 }
 

@@ -2,7 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import { gitAccess, tokenFrom } from './git-auth.js';
 import type { GitHttp } from './git-http.js';
 import type { FetchClient, GitHosting } from './hosting.js';
-import { unavailableOf } from '../errors/unavailable.js';
+import { knownError } from '../errors/unavailable.js';
 import { DomainError } from '../errors/domain-error.js';
 import { rateLimitHeaders, refusal } from '../ratelimit/rate-limits.js';
 import type { Metrics } from '../http/metrics.js';
@@ -51,9 +51,9 @@ export function createGitHandler(services: GitHttp, hosting: GitHosting, metrics
     const match = GIT_PATH.exec(req.path);
     if (!match) return next();
     handle(services, hosting, metrics, req, res, match).catch((error: unknown) => {
-      const unavailable = unavailableOf(error); // logged there
-      if (!unavailable) services.log.error({ err: error, path: req.path }, 'git request failed');
-      if (!res.headersSent) sendGitAnswer(res, unavailable ?? new DomainError('INTERNAL', 'Internal error.'));
+      const known = knownError(error);
+      if (!known) services.log.error({ err: error, path: req.path }, 'git request failed');
+      if (!res.headersSent) sendGitAnswer(res, known ?? new DomainError('INTERNAL', 'Internal error.'));
       else res.destroy();
     });
   };

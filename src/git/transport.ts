@@ -2,8 +2,8 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Transform } from 'node:stream';
 import { DomainError } from '../errors/domain-error.js';
-import { gitBounds, underKernelBounds } from './git-bounds.js';
-import { GitLimitExceeded } from './run-git.js';
+import { GIT_STOP_GRACE_MS, underKernelBounds } from './git-bounds.js';
+import { stoppedAt, type GitLimitExceeded } from './run-git.js';
 import { environmentWithoutSecrets, serverGitEnvironment } from './git-environment.js';
 import { gitLauncher } from './git-launcher-host.js';
 import { ClientPace } from './client-pace.js';
@@ -104,10 +104,8 @@ async function answerFromLauncher(
   if (!launched || launched.truncated) return null;
   if (launched.exceeded) {
     // Nothing is sent of what git wrote before it was stopped: the client gets the bound instead.
-    const args = serviceArgs(options, extraArgs);
-    const bound = launched.exceeded === 'deadline' ? gitBounds().timeoutMs : gitBounds().memoryBytes;
-    const stoppedAt = new GitLimitExceeded(args, launched.exceeded, bound);
-    return { code: null, signal: null, responded: false, stderr: launched.stderr.slice(-4096), stoppedAt };
+    const stopped = stoppedAt(serviceArgs(options, extraArgs), launched.exceeded, {});
+    return { code: null, signal: null, responded: false, stderr: launched.stderr.slice(-4096), stoppedAt: stopped };
   }
   const responded = launched.stdout.length > 0;
   if (responded && !res.destroyed) {
@@ -242,9 +240,6 @@ export interface RpcOptions extends SpawnOptions {
   deadline?: { at: number; error: DomainError };
 }
 
-/** How long git gets to stop on SIGTERM (removing its temporary files) before it is killed. */
-const STOP_GRACE_MS = 5_000;
-
 /**
  * `POST git-<service>`: the request body (gunzipped when the client
  * compressed it) is piped into `git <service> --stateless-rpc`, and its
@@ -268,7 +263,7 @@ export async function runRpc(req: IncomingMessage, res: ServerResponse, options:
         cutAtDeadline = true;
         streamed?.cut(deadline.error);
         child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS).unref();
+        setTimeout(() => child.kill('SIGKILL'), GIT_STOP_GRACE_MS).unref();
       }, deadline.at - Date.now())
     : undefined;
   child.once('exit', () => clearTimeout(stop));

@@ -3,7 +3,7 @@ import { unwrapResolverError } from '@apollo/server/errors';
 import { GraphQLError } from 'graphql';
 import { ANSWERS, answerHeaders } from '../errors/answers.js';
 import { DomainError } from '../errors/domain-error.js';
-import { unavailableOf } from '../errors/unavailable.js';
+import { knownError } from '../errors/unavailable.js';
 
 /**
  * A DomainError that stops a request before execution (a limit, a plugin): a GraphQLError with
@@ -25,7 +25,6 @@ export const limitError = (message: string) => requestError(new DomainError('BAD
  */
 export function domainErrorOf(error: unknown): DomainError | null {
   const original = unwrapResolverError(error);
-  if (original instanceof DomainError) return original;
   if (original instanceof GraphQLError && original.originalError instanceof DomainError) return original.originalError;
-  return unavailableOf(original);
+  return knownError(original);
 }

@@ -1,3 +1,4 @@
+import { within } from '../deadline.js';
 import { expressMiddleware } from '@as-integrations/express5';
 import type { ApolloServer } from '@apollo/server';
 import { tokenLimit } from '../graphql/token-limit.js';
@@ -89,12 +90,12 @@ export function createApp<C extends object>({
   });
   app.get('/readyz', async (_req, res) => {
     // Its own deadline: a load balancer asks to be told, not kept waiting by a stalled database.
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), READY_DEADLINE_MS)));
-    const outcome = await Promise.race([ready().catch(() => false as const), late]);
-    clearTimeout(timer);
-    if (outcome === 'late') log.warn({ deadlineMs: READY_DEADLINE_MS }, 'database stalled: readiness check unanswered');
-    const ok = outcome === true;
+    const outcome = await within(
+      ready().catch(() => false),
+      READY_DEADLINE_MS,
+    );
+    if (outcome.late) log.warn({ deadlineMs: READY_DEADLINE_MS }, 'database stalled: readiness check unanswered');
+    const ok = !outcome.late && outcome.value;
     res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready' });
   });
   app.get('/metrics', async (_req, res) => {

@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler } from 'express';
 import { DomainError } from '../errors/domain-error.js';
-import { unavailableOf } from '../errors/unavailable.js';
+import { knownError } from '../errors/unavailable.js';
 import type { Logger } from '../logger.js';
 import { tooLarge } from './body-limit.js';
 import { internalError, sendGraphQLError, sendRestError } from './error-answers.js';
@@ -11,9 +11,8 @@ import { internalError, sendGraphQLError, sendRestError } from './error-answers.
  * are the client's mistakes; anything else is ours (INTERNAL).
  */
 function transportError(error: unknown): DomainError {
-  if (error instanceof DomainError) return error; // the body reader's own refusals (request-body.ts)
-  const unavailable = unavailableOf(error);
-  if (unavailable) return unavailable;
+  const known = knownError(error); // the body reader's own refusals (request-body.ts), a database away
+  if (known) return known;
   if (error instanceof URIError) return new DomainError('BAD_REQUEST', 'the URL is not validly percent-encoded');
   const e = error as { type?: string; status?: number; statusCode?: number };
   switch (e?.type) {
