@@ -1,4 +1,5 @@
 import { adminClient, createUser } from './support/client.js';
+import { GitSandbox, remoteUrl } from './support/git.js';
 import { treeOf } from './support/process-tree.js';
 import { eventually } from './support/receiver.js';
 import { CairnServer, sleep } from './support/server.js';
@@ -15,13 +16,17 @@ const STALL_MS = 15_000;
 let server: CairnServer;
 let alice: Awaited<ReturnType<typeof createUser>>;
 let repo: string;
+let git: GitSandbox;
 
 beforeAll(async () => {
-  server = await CairnServer.start({ embedded: true, detached: true, env: { CAIRN_DATABASE_TIMEOUT: `${TIMEOUT_S}s` } });
+  [server, git] = await Promise.all([
+    CairnServer.start({ embedded: true, detached: true, env: { CAIRN_DATABASE_TIMEOUT: `${TIMEOUT_S}s` } }),
+    GitSandbox.create(),
+  ]);
   alice = await createUser(adminClient(server), 'alice');
   repo = (await alice.post('/repos', { name: 'stall' })).body.id;
 });
-afterAll(() => server.destroy());
+afterAll(() => Promise.all([server.destroy(), git.cleanup()]));
 
 async function timed(request: Promise<Response>): Promise<{ status: number | 'dropped'; ms: number; retryAfter: string | null }> {
   const started = performance.now();
@@ -68,6 +73,14 @@ test('a database stalled for 15 s: requests answer 503 within the deadline, /rea
         }),
       ),
     ]);
+    // git's own client, over smart HTTP: told the service is unavailable, not left hanging.
+    const started = performance.now();
+    const listed = await git.run(['ls-remote', remoteUrl(server, 'alice', 'stall', alice.token)]);
+    const gitMs = performance.now() - started;
+    expect(listed.code).not.toBe(0);
+    expect(listed.stderr).toContain('503');
+    expect(gitMs).toBeLessThan(2 * TIMEOUT_S * 1000 + 2000);
+    console.log(`git ls-remote: exit ${listed.code} in ${Math.round(gitMs)} ms: ${listed.stderr.trim()}`);
     const ready = await timed(fetch(`${server.url}/readyz`));
     console.log(
       `stalled: ${during.map((d) => `${d.status} in ${Math.round(d.ms)} ms`).join(', ')}; /readyz ${ready.status} in ${Math.round(ready.ms)} ms`,
