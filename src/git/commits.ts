@@ -99,6 +99,9 @@ const DIFF_CHUNK_BYTES = 8 * 1024 * 1024;
 
 const cut = (message: string, chars: number) => (message.length > chars ? `${message.slice(0, chars)}…` : message);
 
+/** A message as a description past its budgets holds it: its first BRIEF_MESSAGE_CHARS. */
+export const briefMessage = (message: string) => cut(message, BRIEF_MESSAGE_CHARS);
+
 /**
  * Describes commits for payloads, with a bounded number of git processes and bounded memory
  * whatever the commits hold: `log` for the metadata and messages (chunked by object size; a huge

@@ -1,7 +1,7 @@
 import { mapLimit } from './concurrency.js';
 import type { CommitsNewTo } from './journal.js';
 import { NO_PUSH_DETAILS, type PushCertificate, type PushDetails } from './push-details.js';
-import { describeCommits, hasNewCommits, isAncestor, newCommits, peelToCommits, type PushCommit } from './commits.js';
+import { briefMessage, describeCommits, hasNewCommits, isAncestor, newCommits, peelToCommits, type PushCommit } from './commits.js';
 import type { RefUpdate, RefUpdatePlan } from './ref-updates.js';
 import { ZERO_SHA } from './refs.js';
 import { gitBounds } from './git-bounds.js';
@@ -205,13 +205,10 @@ class PayloadBudget {
   }
 }
 
-const BRIEF_MESSAGE_CHARS = 1024;
-
 function briefly(commit: PushCommit): PushCommit {
-  const message = commit.message.length > BRIEF_MESSAGE_CHARS ? `${commit.message.slice(0, BRIEF_MESSAGE_CHARS)}…` : commit.message;
   return {
     ...commit,
-    message,
+    message: briefMessage(commit.message),
     added: [],
     modified: [],
     removed: [],
