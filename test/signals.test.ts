@@ -23,7 +23,7 @@ interface Started {
   adminToken: string;
   dataDir: string;
   output: () => string;
-  /** The service's node process (npm's child), and when it has exited. */
+  /** The service's node process (npm's child), and when it has exited and its output is all read. */
   service: number;
   serviceExited: () => Promise<void>;
 }
@@ -67,8 +67,11 @@ async function npmStart(): Promise<Started> {
       .split('\n')[0],
   );
   expect(spawnSync('cat', [`/proc/${service}/cmdline`], { encoding: 'utf8' }).stdout).toContain('main.js');
+  // Closed once npm and the service (which writes to the same pipes) are both gone: all they said is read.
+  const outputClosed = new Promise<void>((resolve) => npm.once('close', () => resolve()));
   const serviceExited = async () => {
     while (alive(service)) await sleep(50);
+    await outputClosed;
   };
   return { npm, url, port, adminToken, dataDir, output: () => output, service, serviceExited };
 }
