@@ -1,6 +1,6 @@
 import type { GraphQLError } from 'graphql';
 import { DomainError } from '../src/errors/domain-error.js';
-import { knownError } from '../src/errors/unavailable.js';
+import { knownError } from '../src/errors/known-error.js';
 import { snakeCase } from '../src/http/error-answers.js';
 
 /**

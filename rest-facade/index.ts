@@ -8,7 +8,7 @@ import { rateLimited, viewerOf } from '../src/http/rate-limit-headers.js';
 import { readJsonObject } from './body.js';
 import { sendJson } from './conditional.js';
 import { DomainError } from '../src/errors/domain-error.js';
-import { knownError } from '../src/errors/unavailable.js';
+import { knownError } from '../src/errors/known-error.js';
 import { internalError, sendMethodNotAllowed, sendRestError } from '../src/http/error-answers.js';
 import { RestOperation } from './operation.js';
 import { ROUTES } from './routes.js';

@@ -12,6 +12,8 @@ import { requestContext, type RequestContext, type Services } from './context.js
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres.js';
 import { closeFastReads } from './db/fast-read.js';
 import { openDatabase } from './db/orm.js';
+import { DiskSpace } from './disk/disk-space.js';
+import { reportNoSpaceTo } from './errors/no-space.js';
 import { reportUnavailabilityTo } from './errors/unavailable.js';
 import { EventRecorder } from './events/event-recorder.js';
 import { configureGitBounds } from './git/git-bounds.js';
@@ -147,13 +149,15 @@ export async function startService(
     const schema = await getSchema();
     const apollo = await startApollo<RequestContext>(schema, log, { onOperationCost: chargeOperations(services.rateLimits) });
     cleanups.push(['GraphQL', () => apollo.stop()]);
-    // Ready when the database answers and the job store (PostgreSQL or MongoDB) does.
-    const ready = async () => {
+    // Ready when the database answers, the job store (PostgreSQL or MongoDB) does, and the disks have room.
+    const disk = new DiskSpace(config.dataDir, embedded !== null, metrics.registry, log);
+    const unready = async () => {
       await orm.em.fork().execute('select 1');
       await agenda.getRunningStats();
-      return true;
+      return disk.problem();
     };
     reportUnavailabilityTo(log);
+    reportNoSpaceTo((store, error) => disk.refused(store, error));
     const app = createApp({
       log,
       authenticate: (header) => auth.fromAuthorizationHeader(header),
@@ -161,7 +165,7 @@ export async function startService(
       rateLimits: services.rateLimits,
       apollo,
       metrics,
-      ready,
+      unready,
       protocols: [['/', createGitHandler(services, hosting, metrics)]],
       mounts: surface(services, schema),
     });

@@ -36,10 +36,12 @@ const ERROR_SCHEMA: JsonSchema = {
 
 /**
  * The error codes a route can answer, by what it takes: every route a token and a budget (and may
- * fail), a path naming something (which may not exist or not be the caller's), query parameters, a body.
+ * fail, or find the database away), a path naming something (which may not exist or not be the
+ * caller's), query parameters, a body; a write may find the disk full.
  */
 function errorCodes(route: RestRoute): ErrorCode[] {
-  const codes: ErrorCode[] = ['UNAUTHENTICATED', 'FORBIDDEN', 'RATE_LIMITED', 'INTERNAL'];
+  const codes: ErrorCode[] = ['UNAUTHENTICATED', 'FORBIDDEN', 'RATE_LIMITED', 'INTERNAL', 'UNAVAILABLE'];
+  if (route.method !== 'get') codes.push('INSUFFICIENT_STORAGE');
   if (route.path.includes(':') || route.resultPath.length > 1 || route.method !== 'get') codes.push('NOT_FOUND');
   // A path segment that is not validly percent-encoded (400), or text no column can hold (422).
   if (route.path.includes(':')) codes.push('BAD_REQUEST', 'VALIDATION_FAILED');

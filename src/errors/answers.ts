@@ -42,6 +42,8 @@ export const ANSWERS: Record<ErrorCode, Answer> = {
   BUSY: { graphql: 'BUSY', status: 503, rest: 'busy', git: OWN },
   /** The database is away for the moment (restarting, failing over, unreachable): unavailableOf. */
   UNAVAILABLE: { graphql: 'SERVICE_UNAVAILABLE', status: 503, rest: 'service_unavailable', git: OWN },
+  /** A disk the write needed is full (the database's or the repositories'): noSpaceOf. Nothing was changed. */
+  INSUFFICIENT_STORAGE: { graphql: 'INSUFFICIENT_STORAGE', status: 507, rest: 'insufficient_storage', git: OWN },
   /**
    * git needed more time or memory than one of its processes may take (CAIRN_GIT_TIMEOUT,
    * CAIRN_GIT_MEMORY_LIMIT) for what was asked of this repository: asking again the same way meets

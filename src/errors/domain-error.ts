@@ -22,6 +22,7 @@ export type ErrorCode =
   | 'INTERNAL'
   | 'BUSY'
   | 'UNAVAILABLE'
+  | 'INSUFFICIENT_STORAGE'
   | 'GIT_LIMIT_EXCEEDED'
   | 'SMART_HTTP_ONLY';
 
@@ -37,7 +38,7 @@ export class DomainError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details: FieldProblem[] = [],
-    /** RATE_LIMITED, BUSY and UNAVAILABLE: when trying again may succeed (`Retry-After`). */
+    /** RATE_LIMITED, BUSY, UNAVAILABLE and INSUFFICIENT_STORAGE: when trying again may succeed (`Retry-After`). */
     readonly retryAfterSeconds?: number,
   ) {
     super(message);

@@ -20,14 +20,6 @@ const UNAVAILABLE_MESSAGES =
 const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
 
 /**
- * The DomainError a thrown error is answered with, when it is not a bug: a DomainError itself, or
- * the unavailability a lost or stalled database connection stands for. Null means INTERNAL (logged).
- */
-export function knownError(error: unknown): DomainError | null {
-  return error instanceof DomainError ? error : unavailableOf(error);
-}
-
-/**
  * The database could not be reached, dropped the connection mid-statement (a restart, a
  * failover, a killed backend) or did not answer within CAIRN_DATABASE_TIMEOUT (stalled): not the request's fault nor a bug, so not a 500 — 503 with
  * `Retry-After`, which clients retry. Null for every other error.

@@ -2,7 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import { gitAccess, tokenFrom } from './git-auth.js';
 import type { GitHttp } from './git-http.js';
 import type { FetchClient, GitHosting } from './hosting.js';
-import { knownError } from '../errors/unavailable.js';
+import { knownError } from '../errors/known-error.js';
 import { DomainError } from '../errors/domain-error.js';
 import { rateLimitHeaders, refusal } from '../ratelimit/rate-limits.js';
 import type { Metrics } from '../http/metrics.js';

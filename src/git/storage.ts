@@ -29,15 +29,21 @@ export class GitStorage {
     return path.join(this.root, `${repositoryId}.git`);
   }
 
+  /** Creates the bare repository; one that could not be made whole (a full disk) is removed again. */
   async create(repositoryId: string, defaultBranch: string): Promise<void> {
     const dir = this.pathFor(repositoryId);
     await fs.mkdir(this.root, { recursive: true });
-    await runGit(['init', '--quiet', '--bare', `--initial-branch=${defaultBranch}`, dir]);
-    // Serving settings: partial clone, and no reflog churn on the server.
-    await runGit(['config', 'uploadpack.allowFilter', 'true'], { cwd: dir });
-    await runGit(['config', 'uploadpack.allowAnySHA1InWant', 'true'], { cwd: dir });
-    await runGit(['config', 'receive.denyNonFastForwards', 'false'], { cwd: dir });
-    await runGit(['config', 'core.logAllRefUpdates', 'false'], { cwd: dir });
+    try {
+      await runGit(['init', '--quiet', '--bare', `--initial-branch=${defaultBranch}`, dir]);
+      // Serving settings: partial clone, and no reflog churn on the server.
+      await runGit(['config', 'uploadpack.allowFilter', 'true'], { cwd: dir });
+      await runGit(['config', 'uploadpack.allowAnySHA1InWant', 'true'], { cwd: dir });
+      await runGit(['config', 'receive.denyNonFastForwards', 'false'], { cwd: dir });
+      await runGit(['config', 'core.logAllRefUpdates', 'false'], { cwd: dir });
+    } catch (error) {
+      await fs.rm(dir, { recursive: true, force: true }).catch(() => undefined);
+      throw error;
+    }
   }
 
   /**

@@ -10,7 +10,7 @@ import { costLimit, type OperationCostHook } from './cost.js';
 import { MAX_SELECTIONS, validationLimits } from './limits.js';
 import { readOnlyQueries } from './read-only-queries.js';
 import { domainErrorOf } from './request-error.js';
-import { unavailableStatus } from './unavailable-status.js';
+import { faultStatus } from './fault-status.js';
 
 /** Codes that carry a message meant for the client; anything else is masked as INTERNAL. */
 const CLIENT_CODES = new Set([
@@ -90,7 +90,7 @@ export async function startApollo<C extends { em: EntityManager }>(
       ApolloServerPluginLandingPageDisabled(),
       costLimit<C>(schema, options.onOperationCost),
       readOnlyQueries<C>(),
-      unavailableStatus<C>(),
+      faultStatus<C>(),
     ],
   });
   await apollo.start();

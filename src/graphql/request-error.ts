@@ -3,7 +3,7 @@ import { unwrapResolverError } from '@apollo/server/errors';
 import { GraphQLError } from 'graphql';
 import { ANSWERS, answerHeaders } from '../errors/answers.js';
 import { DomainError } from '../errors/domain-error.js';
-import { knownError } from '../errors/unavailable.js';
+import { knownError } from '../errors/known-error.js';
 
 /**
  * A DomainError that stops a request before execution (a limit, a plugin): a GraphQLError with

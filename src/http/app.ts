@@ -31,7 +31,8 @@ export interface AppParts<C extends object> {
   rateLimits: RateLimits;
   apollo: ApolloServer<C>;
   metrics: Metrics;
-  ready: () => Promise<boolean>;
+  /** What keeps the service from being ready (`database_unavailable`, `disk_full`, …), or null when it is. */
+  unready: () => Promise<string | null>;
   /**
    * Routers that authenticate on their own (git smart HTTP), mounted before `/graphql`: a repository
    * path starts with its owner's login, and `graphql` is a login like any other.
@@ -75,7 +76,7 @@ export function createApp<C extends object>({
   rateLimits,
   apollo,
   metrics,
-  ready,
+  unready,
   protocols,
   mounts,
 }: AppParts<C>): Express {
@@ -91,12 +92,13 @@ export function createApp<C extends object>({
   app.get('/readyz', async (_req, res) => {
     // Its own deadline: a load balancer asks to be told, not kept waiting by a stalled database.
     const outcome = await within(
-      ready().catch(() => false),
+      unready().catch(() => 'database_unavailable'),
       READY_DEADLINE_MS,
     );
     if (outcome.late) log.warn({ deadlineMs: READY_DEADLINE_MS }, 'database stalled: readiness check unanswered');
-    const ok = !outcome.late && outcome.value;
-    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready' });
+    const reason = outcome.late ? 'database_stalled' : outcome.value;
+    if (reason) res.status(503).json({ status: 'not_ready', reason });
+    else res.json({ status: 'ready' });
   });
   app.get('/metrics', async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());

@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler } from 'express';
 import { DomainError } from '../errors/domain-error.js';
-import { knownError } from '../errors/unavailable.js';
+import { knownError } from '../errors/known-error.js';
 import type { Logger } from '../logger.js';
 import { tooLarge } from './body-limit.js';
 import { internalError, sendGraphQLError, sendRestError } from './error-answers.js';

@@ -3,7 +3,8 @@ import type { Agenda, Job } from 'agenda';
 import type { Metrics } from '../http/metrics.js';
 import type { Logger } from '../logger.js';
 import { AdaptiveConcurrency } from './adaptive-concurrency.js';
-import { finishAttempt, type ClaimedDelivery } from './attempt-record.js';
+import { knownError } from '../errors/known-error.js';
+import { finishAttempt, type ClaimedDelivery, type FinishedAttempt } from './attempt-record.js';
 import { AttemptRecorder } from './attempt-recorder.js';
 import { AttemptTrigger } from './delivery.entity.js';
 import type { AttemptOutcome, HttpSender } from './http-sender.js';
@@ -23,17 +24,23 @@ export interface WorkerSettings {
   userAgent: string;
 }
 
+/** A drain's window starts here, and grows as quick answers come. */
+const INITIAL_WINDOW = 2;
 /**
- * A failing webhook (one whose latest attempt failed) gets this many requests on the wire at most: a
- * hanging receiver holds two sockets. A drain's window also starts here, and grows as answers come.
+ * A delivery due this long is sent whatever the window (up to `maxPerWebhookConcurrency` on the
+ * wire): the window paces a burst, it does not make a receiver that never answers wait its timeouts.
  */
-const FAILING_CONCURRENCY = 2;
+const OVERDUE_MS = 500;
 /** While a webhook succeeds, its `last_response` is written at most this often. */
 const SUCCESS_WRITE_EVERY_MS = 1_000;
 /** A drain re-checks for due work at least this often, whatever wake-up it may have missed. */
 const IDLE_CHECK_MS = 5_000;
 /** Pause before a drain retries a claim that failed (the database busy or briefly away). */
 const CLAIM_RETRY_MS = 1_000;
+/** Pause before recording an attempt again, while the database is away or its disk full. */
+const RECORD_RETRY_MS = 1_000;
+/** Recording stops trying this long before the claim's lease lapses. */
+const RECORD_MARGIN_MS = 5_000;
 /** Retries are woken at the end of their RETRY_TIMER_MS slot: the claim takes what is due within 100 ms. */
 const RETRY_TIMER_MS = 100;
 
@@ -66,9 +73,18 @@ interface Drain {
  * claims only as many as it can start at once (SKIP LOCKED, with a lease a
  * crashed worker's claims outlive only briefly), keeps at most its window of
  * requests on the wire — adaptive (`AdaptiveConcurrency`): it grows while the
- * receiver answers quickly, up to `maxPerWebhookConcurrency`, halves on a
- * slow answer or a failure, and is at most two while the webhook is failing —
- * and at most `processConcurrency` attempts in flight across all webhooks.
+ * receiver answers quickly, up to `maxPerWebhookConcurrency`, and halves on a
+ * slow answer or a failure — and at most `processConcurrency` attempts in
+ * flight across all webhooks.
+ *
+ * The window paces; it does not hold deliveries back past their time. A
+ * receiver that never answers would otherwise get one request per timeout
+ * and fall ever further behind the retry schedule. So a failing webhook (its
+ * latest attempt failed) is sent whatever is due, and any webhook's delivery
+ * due for OVERDUE_MS goes whatever its window — both up to
+ * `maxPerWebhookConcurrency` on the wire. Failing webhooks together hold at
+ * most half of `processConcurrency`, so receivers that hang never keep
+ * healthy webhooks waiting for room.
  * Because a claim starts at once and reads the webhook's URL, secret and
  * `active` in the same statement, a webhook deactivated, deleted, disabled or
  * re-pointed is never sent a delivery claimed before the change: only
@@ -106,6 +122,9 @@ export class DeliveryWorker {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly recorder: AttemptRecorder;
   private inflight = 0;
+  /** Attempts in flight for failing webhooks, all together: at most `failingShare`. */
+  private failingInflight = 0;
+  private readonly failingShare: number;
   private stopping = false;
 
   constructor(
@@ -119,6 +138,7 @@ export class DeliveryWorker {
     private readonly metrics: Metrics,
   ) {
     this.recorder = new AttemptRecorder(orm, log);
+    this.failingShare = Math.floor(settings.processConcurrency / 2);
   }
 
   /** Deliveries for these webhooks are (or may be) due: get them going now. */
@@ -152,16 +172,16 @@ export class DeliveryWorker {
   }
 
   private startDrain(webhookId: string): void {
-    // A new drain does not know yet whether the webhook is failing: it assumes so (two requests
-    // for a receiver that hangs) until its first claim reads the real state; its window starts as small.
+    // A new drain does not know yet whether the webhook is failing: its first claim, as small as
+    // the starting window, reads the state, and a failing webhook's next claim takes what is due.
     const drain: Drain = {
       webhookId,
       poked: true,
       mayHaveMore: false,
       sending: 0,
       inflight: 0,
-      failing: true,
-      window: new AdaptiveConcurrency(FAILING_CONCURRENCY, this.settings.maxPerWebhookConcurrency),
+      failing: false,
+      window: new AdaptiveConcurrency(INITIAL_WINDOW, this.settings.maxPerWebhookConcurrency),
       lastSuccessWrite: 0,
       wakeUp: null,
     };
@@ -178,17 +198,19 @@ export class DeliveryWorker {
   }
 
   private async drain(drain: Drain): Promise<void> {
+    let overdue = false;
     for (;;) {
       const more = !this.stopping && (drain.poked || drain.mayHaveMore);
-      const room = this.roomFor(drain);
+      const room = this.roomFor(drain, overdue);
       if (more && room > 0) {
-        const processRoom = this.settings.processConcurrency - this.inflight;
+        const processRoom = this.processRoomFor(drain);
         if (processRoom > 0) {
           drain.poked = false;
-          if (!(await this.claimAndStart(drain, Math.min(room, processRoom)))) {
+          if (!(await this.claimAndStart(drain, Math.min(room, processRoom), overdue))) {
             drain.poked = true; // try again after a pause: what was due still is
             await this.idle(drain, CLAIM_RETRY_MS);
           }
+          overdue = false;
           continue;
         }
         this.waitingForRoom.add(drain);
@@ -203,19 +225,33 @@ export class DeliveryWorker {
         this.waitingForRoom.delete(drain);
         return;
       }
-      if (await this.idle(drain, IDLE_CHECK_MS)) drain.poked = true; // nothing woke it: look again anyway
+      // A full window with more due: what waits past OVERDUE_MS is taken then, whatever the window.
+      const windowFull = more && room === 0;
+      overdue = false;
+      if (await this.idle(drain, windowFull ? OVERDUE_MS : IDLE_CHECK_MS)) {
+        drain.poked = true; // nothing woke it: look again anyway
+        overdue = windowFull;
+      }
     }
   }
 
   /**
-   * How many deliveries the drain may claim now: room on the wire in its window, and answered
-   * attempts waiting to be recorded bounded by the maximum window. Claims come in batches: nothing
-   * until a quarter of the window is free, unless nothing is on the wire.
+   * How many deliveries the drain may claim now: room on the wire in its window (for a failing
+   * webhook, or a claim of `overdue` deliveries only, the maximum window), and answered attempts
+   * waiting to be recorded bounded by the maximum window. A healthy webhook's claims come in
+   * batches: nothing until a quarter of the window is free, unless nothing is on the wire.
    */
-  private roomFor(drain: Drain): number {
-    const limit = drain.failing ? Math.min(FAILING_CONCURRENCY, drain.window.limit) : drain.window.limit;
+  private roomFor(drain: Drain, overdue: boolean): number {
+    const unpaced = drain.failing || overdue;
+    const limit = unpaced ? this.settings.maxPerWebhookConcurrency : drain.window.limit;
     const room = Math.min(limit - drain.sending, 2 * this.settings.maxPerWebhookConcurrency - drain.inflight);
-    return room >= (drain.sending === 0 ? 1 : Math.ceil(limit / 4)) ? room : 0;
+    return room >= (drain.sending === 0 || unpaced ? 1 : Math.ceil(limit / 4)) ? room : 0;
+  }
+
+  /** Attempts the process may still start for this drain: failing webhooks only within their share. */
+  private processRoomFor(drain: Drain): number {
+    const room = this.settings.processConcurrency - this.inflight;
+    return drain.failing ? Math.min(room, this.failingShare - this.failingInflight) : room;
   }
 
   /**
@@ -224,20 +260,18 @@ export class DeliveryWorker {
    * the started attempts in one synchronous step, and only then is what is left over offered to
    * drains waiting for room. False when the claim failed (logged; the caller retries).
    */
-  private async claimAndStart(drain: Drain, room: number): Promise<boolean> {
+  private async claimAndStart(drain: Drain, room: number, overdue: boolean): Promise<boolean> {
     drain.sending += room;
-    drain.inflight += room;
-    this.inflight += room;
+    const release = this.reserve(drain, room);
     let claims: Claim[] | null;
     try {
-      claims = await this.claim(drain, room);
+      claims = await this.claim(drain, room, overdue);
     } catch (error) {
       this.log.error({ err: error, webhookId: drain.webhookId }, 'could not claim deliveries; retrying');
       claims = null;
     }
     drain.sending -= room;
-    drain.inflight -= room;
-    this.inflight -= room;
+    release();
     for (const claim of claims ?? []) this.start(drain, claim);
     if ((claims?.length ?? 0) < room) this.wakeWaiting();
     return claims !== null;
@@ -267,17 +301,16 @@ export class DeliveryWorker {
   }
 
   /**
-   * Takes up to `limit` due deliveries of the webhook, with its current URL
-   * and secret, in one statement; nothing when it is inactive or gone.
+   * Takes up to `limit` due deliveries of the webhook (with `overdue`, only those due for
+   * OVERDUE_MS), with its current URL and secret, in one statement; nothing when it is
+   * inactive or gone.
    */
-  private async claim(drain: Drain, limit: number): Promise<Claim[]> {
-    // One attempt, and a margin for recording it when the database is busy: a lease that lapsed
-    // before its attempt was recorded would let the delivery be claimed and sent again.
-    const leaseSeconds = Math.ceil(this.settings.timeoutMs / 1000) + 30;
+  private async claim(drain: Drain, limit: number, overdue: boolean): Promise<Claim[]> {
+    const leaseSeconds = this.leaseSeconds();
     const rows = await this.orm.em.fork().execute<Array<ClaimedDelivery & { url: string; secret_ciphertext: string; failing: boolean }>>(
       `with hook as (select id, url, secret_ciphertext, failing_since is not null as failing from webhooks where id = ? and active),
             due as (select d.id from deliveries d join hook on hook.id = d.webhook_id
-                     where d.status = 'pending' and d.next_attempt_at <= now() + interval '100 milliseconds'
+                     where d.status = 'pending' and d.next_attempt_at <= now() + make_interval(secs => ?)
                        and (d.claimed_until is null or d.claimed_until < now())
                      order by d.next_attempt_at, d.id
                      limit ? for update of d skip locked)
@@ -286,13 +319,23 @@ export class DeliveryWorker {
         where d.id = due.id
        returning d.id, d.event, d.body, d.series, d.series_attempts, d.attempts_count, d.created_at,
                  hook.url, hook.secret_ciphertext, hook.failing`,
-      [drain.webhookId, limit, leaseSeconds],
+      [drain.webhookId, overdue ? -OVERDUE_MS / 1000 : RETRY_TIMER_MS / 1000, limit, leaseSeconds],
     );
-    drain.mayHaveMore = rows.length === limit;
+    // An overdue claim says nothing of deliveries due more recently: the window's next claim looks.
+    drain.mayHaveMore = overdue || rows.length === limit;
     if (rows.length === 0) return [];
     drain.failing = rows[0]!.failing;
     const secret = this.openSecret(drain.webhookId, rows[0]!.secret_ciphertext);
     return rows.map(({ secret_ciphertext: _sealed, failing: _failing, ...claim }) => ({ ...claim, secret }));
+  }
+
+  /**
+   * How long a claim holds its delivery: one attempt, and a margin for recording it when the database
+   * is busy or briefly away: a lease that lapsed before its attempt was recorded would let the
+   * delivery be claimed and sent again.
+   */
+  private leaseSeconds(): number {
+    return Math.ceil(this.settings.timeoutMs / 1000) + 30;
   }
 
   private openSecret(webhookId: string, sealed: string): string | null {
@@ -304,13 +347,27 @@ export class DeliveryWorker {
     }
   }
 
+  /**
+   * Counts `count` attempts as in flight, for the drain and the process (and the failing share
+   * while the webhook is failing); returns what takes them out of flight again.
+   */
+  private reserve(drain: Drain, count: number): () => void {
+    const failing = drain.failing ? count : 0;
+    drain.inflight += count;
+    this.inflight += count;
+    this.failingInflight += failing;
+    return () => {
+      drain.inflight -= count;
+      this.inflight -= count;
+      this.failingInflight -= failing;
+    };
+  }
+
   private start(drain: Drain, claim: Claim): void {
-    drain.sending++;
-    drain.inflight++;
-    this.inflight++;
+    drain.sending++; // off the wire again when its answer comes (`attempt`)
+    const release = this.reserve(drain, 1);
     const attempt = this.attempt(drain, claim).finally(() => {
-      drain.inflight--;
-      this.inflight--;
+      release();
       this.attempts.delete(attempt);
       drain.wakeUp?.();
       this.wakeWaiting();
@@ -350,7 +407,7 @@ export class DeliveryWorker {
     try {
       const finished = finishAttempt(claim, { url: claim.url, headers, startedAt, outcome, retryDelaysMs: this.settings.retryDelaysMs });
       // False: deleted with its webhook while the attempt ran, nothing is left to record.
-      if (!(await this.recorder.record(finished))) return;
+      if (!(await this.recordWhileClaimed(finished, startedAt))) return;
       this.metrics.deliveries.inc({ outcome: outcome.ok ? 'succeeded' : finished.retryAt ? 'retrying' : 'failed' });
       if (finished.trigger === AttemptTrigger.INITIAL) {
         this.metrics.deliveryLatency.observe((Date.now() - new Date(claim.created_at).getTime()) / 1000);
@@ -365,6 +422,24 @@ export class DeliveryWorker {
     } catch (error) {
       // The claim lapses and the sweep hands the delivery to a drain again.
       this.log.error({ err: error, webhookId, deliveryId: claim.id }, 'delivery attempt could not be recorded');
+    }
+  }
+
+  /**
+   * Records a finished attempt, trying again while the database is briefly away or its disk full,
+   * for as long as the delivery stays claimed: an attempt that succeeded and could not be recorded
+   * would be sent again once the claim lapses.
+   */
+  private async recordWhileClaimed(finished: FinishedAttempt, startedAt: Date): Promise<boolean> {
+    const until = startedAt.getTime() + this.leaseSeconds() * 1000 - RECORD_MARGIN_MS;
+    for (;;) {
+      try {
+        return await this.recorder.record(finished);
+      } catch (error) {
+        const code = knownError(error)?.code;
+        if ((code !== 'UNAVAILABLE' && code !== 'INSUFFICIENT_STORAGE') || Date.now() + RECORD_RETRY_MS > until) throw error;
+        await new Promise((resolve) => setTimeout(resolve, RECORD_RETRY_MS));
+      }
     }
   }
 

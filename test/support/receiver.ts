@@ -43,7 +43,8 @@ export class Receiver {
         const path = (req.url ?? '/').split('?')[0]!;
         this.received.push({ path, headers: req.headers, raw, body, at: Date.now() });
         const behaviour = this.behaviours.get(path) ?? {};
-        if (behaviour.delayMs) await sleep(behaviour.delayMs);
+        // Unref'd: a request still held when the test ends must not keep its worker alive.
+        if (behaviour.delayMs) await new Promise((resolve) => setTimeout(resolve, behaviour.delayMs).unref());
         if (res.destroyed) return;
         res.writeHead(behaviour.status ?? 200, behaviour.headers ?? { 'content-type': 'text/plain' });
         res.end(behaviour.body ?? 'thanks');

@@ -37,6 +37,8 @@ export interface StartOptions {
   discardOutput?: boolean;
   /** Another process on this server's database (own data dir and port): several processes, one database. */
   shareDatabaseWith?: CairnServer;
+  /** The data dir to use (a file system the test made, say a small tmpfs) instead of a new temporary one. */
+  dataDir?: string;
 }
 
 /**
@@ -67,7 +69,7 @@ export class CairnServer {
 
   static async start(options: StartOptions = {}): Promise<CairnServer> {
     const previous = options.reuse;
-    const dataDir = previous?.dataDir ?? (await makeDataDir());
+    const dataDir = previous?.dataDir ?? options.dataDir ?? (await makeDataDir());
     const shared = options.shareDatabaseWith?.databaseUrl;
     const databaseUrl = previous ? previous.databaseUrl : (shared ?? (options.embedded ? undefined : await createTestDatabase()));
     const env = { ...previous?.env, ...options.env };

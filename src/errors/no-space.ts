@@ -1,0 +1,53 @@
+import { DomainError } from './domain-error.js';
+
+/** What a client is told to wait before trying a write again while the disk is full. */
+const RETRY_AFTER_SECONDS = 10;
+
+/** Where the space ran out: the database's disk, or the service's own (repositories, spooled bodies). */
+export type FullStore = 'database' | 'files';
+
+export const insufficientStorage = (store: FullStore) =>
+  new DomainError(
+    'INSUFFICIENT_STORAGE',
+    store === 'database'
+      ? "the database's disk is full (no space left on device): nothing was changed; try again once space is freed"
+      : "the server's disk is full (no space left on device): nothing was changed; try again once space is freed",
+    [],
+    RETRY_AFTER_SECONDS,
+  );
+
+/** PostgreSQL's SQLSTATE for a write that found no space (class 53, insufficient resources: disk_full). */
+const DISK_FULL_STATE = '53100';
+/** errno codes of a write that found no space: the disk, or the writer's quota. */
+const NO_SPACE_CODES = new Set(['ENOSPC', 'EDQUOT']);
+/** How git and PostgreSQL word it when they pass the failure on as text (a command's stderr). */
+const NO_SPACE_MESSAGES = /No space left on device|Disk quota exceeded/i;
+
+let onRefusal: ((store: FullStore, error: unknown) => void) | null = null;
+
+/** Who hears of each write refused for lack of space (the disk's health: readiness, metrics, the log); set once at start-up. */
+export function reportNoSpaceTo(listener: (store: FullStore, error: unknown) => void): void {
+  onRefusal = listener;
+}
+
+/**
+ * A write that failed because a disk is full — PostgreSQL's disk_full, an ENOSPC from the file
+ * system, or git saying so — is the site's condition, not the request's fault nor a bug: 507
+ * `insufficient_storage`, naming the cause, instead of a 500. Null for every other error.
+ */
+export function noSpaceOf(error: unknown): DomainError | null {
+  for (let cause = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth++) {
+    const e = cause as { code?: unknown; message?: unknown };
+    const store: FullStore | null =
+      e.code === DISK_FULL_STATE
+        ? 'database'
+        : (typeof e.code === 'string' && NO_SPACE_CODES.has(e.code)) || (typeof e.message === 'string' && NO_SPACE_MESSAGES.test(e.message))
+          ? 'files'
+          : null;
+    if (store) {
+      onRefusal?.(store, cause);
+      return insufficientStorage(store);
+    }
+  }
+  return null;
+}

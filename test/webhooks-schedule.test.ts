@@ -1,0 +1,80 @@
+import { adminClient, createUser } from './support/client.js';
+import { eventually, Receiver, type Received } from './support/receiver.js';
+import { CairnServer, sleep } from './support/server.js';
+
+/**
+ * A receiver that never answers, with a backlog: each attempt waits out the timeout, and the retry
+ * schedule still holds because attempts run side by side instead of one timeout after another. A
+ * healthy webhook on the same repository is not slowed meanwhile.
+ */
+const TIMEOUT_MS = 5_000;
+const DELAYS_MS = [2_000, 4_000, 8_000];
+let server: CairnServer;
+let receiver: Receiver;
+
+beforeAll(async () => {
+  [server, receiver] = await Promise.all([
+    CairnServer.start({
+      env: { CAIRN_WEBHOOK_ALLOWED_HOSTS: 'loopback', CAIRN_WEBHOOK_TIMEOUT: '5s', CAIRN_WEBHOOK_RETRY_DELAYS: '2s,4s,8s' },
+    }),
+    Receiver.start(),
+  ]);
+});
+afterAll(async () => {
+  await receiver.close();
+  await server.destroy();
+});
+
+/** The attempts that reached the receiver, per delivery id, in order of arrival. */
+function byDelivery(received: Received[]): Map<string, Received[]> {
+  const deliveries = new Map<string, Received[]>();
+  for (const request of received) {
+    const id = request.headers['x-cairn-delivery'] as string;
+    deliveries.set(id, [...(deliveries.get(id) ?? []), request]);
+  }
+  return deliveries;
+}
+
+test('five deliveries to a receiver that never answers keep their schedule, and a healthy webhook beside them its pace', async () => {
+  receiver.on('/never', { delayMs: 60_000 });
+  const owner = await createUser(adminClient(server), 'scheduled', ['repo', 'admin:repo_hook']);
+  const repo = (await owner.post('/repos', { name: 'backlog' })).body.id as string;
+  const never = (await owner.post(`/repos/${repo}/webhooks`, { url: receiver.url('/never'), events: ['issues'] })).body.id as string;
+  await owner.post(`/repos/${repo}/webhooks`, { url: receiver.url('/healthy'), events: ['issues'] });
+
+  const fired = Date.now();
+  await Promise.all(Array.from({ length: 5 }, (_, i) => owner.post(`/repos/${repo}/issues`, { title: `backlog ${i}` })));
+  const backlog = await receiver.waitFor('/never', 5, 1_500);
+  const backlogIds = new Set(backlog.map((r) => r.headers['x-cairn-delivery'] as string));
+
+  // While the backlog hangs, the healthy webhook on the same repository gets each new event at once.
+  await sleep(TIMEOUT_MS + 1_000);
+  for (let i = 0; i < 5; i++) {
+    const sent = Date.now();
+    await owner.post(`/repos/${repo}/issues`, { title: `beside ${i}` });
+    const arrived = await receiver.waitFor('/healthy', 6 + i, 5_000);
+    expect(arrived.at(-1)!.at - sent).toBeLessThan(500);
+  }
+
+  // The schedule: the timeout, then 2 s; the timeout, then 4 s; the timeout, then 8 s; the last timeout.
+  const ideal = 4 * TIMEOUT_MS + DELAYS_MS.reduce((a, b) => a + b, 0); // 34 s
+  // (The five events made beside it go to the receiver that never answers, too: they are left out.)
+  const ofBacklog = () => receiver.at('/never').filter((r) => backlogIds.has(r.headers['x-cairn-delivery'] as string));
+  await eventually(async () => ofBacklog().length === 20, ideal + 6_000, 'four attempts of each delivery of the backlog');
+  const deliveries = byDelivery(ofBacklog());
+  expect(deliveries.size).toBe(5);
+  for (const tries of deliveries.values()) {
+    expect(tries).toHaveLength(4);
+    expect(tries[0]!.at - fired).toBeLessThan(1_500); // the first attempt on time, window or not
+    for (let retry = 0; retry < 3; retry++) {
+      const gap = tries[retry + 1]!.at - tries[retry]!.at;
+      expect(Math.abs(gap - TIMEOUT_MS - DELAYS_MS[retry]!)).toBeLessThan(700);
+    }
+  }
+  await eventually(
+    async () => (await owner.get(`/repos/${repo}/webhooks/${never}/deliveries?status=failed`)).body.total >= 5,
+    TIMEOUT_MS + 2_000,
+    'the five deliveries to fail after their last attempt',
+  );
+  expect(Date.now() - fired).toBeLessThan(ideal + 4_000);
+});
