@@ -3,7 +3,7 @@
  * by the test suite (test/architecture.test.ts). Lowest first:
  *
  *   kernel       src/{config,logger,ids,version,principal}.ts, src/errors/
- *   platform     src/db/, src/graphql/, src/http/, src/jobs/, src/memory/, src/ratelimit/ — name no capability
+ *   platform     src/db/, src/disk/, src/graphql/, src/http/, src/jobs/, src/memory/, src/ratelimit/ — name no capability
  *   capabilities auth → events → repositories → git → collaborators | issues → pulls,
  *                and webhooks (→ repositories): each imports only those before it
  *   composition  src/{capabilities,context,schema,server,run}.ts, src/scripts/, src/cli.ts, src/cli/
@@ -13,7 +13,7 @@
  * is given the implementation at start-up (repositories → git storage).
  */
 const KERNEL = '^src/(config|logger|ids|version|principal)\\.ts$|^src/errors/';
-const PLATFORM = '^src/(db|graphql|http|jobs|memory|ratelimit)/';
+const PLATFORM = '^src/(db|disk|graphql|http|jobs|memory|ratelimit)/';
 const COMPOSITION = '^src/(capabilities|context|schema|server|run|cli)\\.ts$|^src/(scripts|cli)/';
 const CAPABILITIES = ['auth', 'events', 'repositories', 'git', 'collaborators', 'issues', 'pulls', 'webhooks'];
 

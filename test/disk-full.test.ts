@@ -10,7 +10,8 @@ import { CairnServer } from './support/server.js';
 
 /**
  * The data dir is a small file system (a 128 MiB tmpfs: the embedded PostgreSQL, the repositories
- * and spooled bodies all in it) that a push fills, and a runaway file fills to the last byte. While it
+ * and spooled bodies all in it) that a push fills, and a runaway file fills to the last byte; then
+ * the same with the database on another disk, so that git meets the full disk first. While it
  * is full: pushes are refused by git, saying why; API writes answer 507 `insufficient_storage` (REST
  * and GraphQL), never 500, and change nothing; a repository that could not be created leaves no
  * directory behind; `/readyz` and the metrics say so. Once space is freed the service recovers by
@@ -18,30 +19,31 @@ import { CairnServer } from './support/server.js';
  * recorded as succeeded, none sent twice.
  */
 const MiB = 1024 * 1024;
-let mount: string;
-let server: CairnServer;
 let receiver: Receiver;
 let git: GitSandbox;
+const mounts: string[] = [];
 
 beforeAll(async () => {
   if (process.getuid?.() !== 0) throw new Error('this test mounts a tmpfs: it runs as root (as CI does)');
-  mount = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-full-'));
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=128m,mode=0755', 'tmpfs', mount]);
-  [server, receiver, git] = await Promise.all([
-    CairnServer.start({ embedded: true, dataDir: mount, env: { CAIRN_WEBHOOK_ALLOWED_HOSTS: 'loopback' } }),
-    Receiver.start(),
-    GitSandbox.create(),
-  ]);
+  [receiver, git] = await Promise.all([Receiver.start(), GitSandbox.create()]);
 });
 afterAll(async () => {
-  await Promise.all([server?.destroy(), receiver?.close(), git?.cleanup()]);
-  if (mount) {
+  await Promise.all([receiver?.close(), git?.cleanup()]);
+  for (const mount of mounts) {
     execFileSync('umount', ['-l', mount]);
     await fs.rmdir(mount);
   }
 });
 
-const freeBytes = async () => {
+/** A 128 MiB tmpfs for a data dir (unmounted after the tests). */
+async function smallDisk(): Promise<string> {
+  const mount = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-full-'));
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=128m,mode=0755', 'tmpfs', mount]);
+  mounts.push(mount);
+  return mount;
+}
+
+const freeBytes = async (mount: string) => {
   const stats = await fs.statfs(mount);
   return stats.bavail * stats.bsize;
 };
@@ -69,6 +71,16 @@ async function fillUp(file: string): Promise<void> {
 }
 
 test('a full disk answers 507 and changes nothing; freeing space brings the service back by itself', async () => {
+  const mount = await smallDisk();
+  const server = await CairnServer.start({ embedded: true, dataDir: mount, env: { CAIRN_WEBHOOK_ALLOWED_HOSTS: 'loopback' } });
+  try {
+    await fullEmbedded(server, mount);
+  } finally {
+    await server.destroy();
+  }
+});
+
+async function fullEmbedded(server: CairnServer, mount: string): Promise<void> {
   const owner = await createUser(adminClient(server), 'filler', ['repo', 'admin:repo_hook']);
   const repo = (await owner.post('/repos', { name: 'full' })).body.id as string;
   await owner.post(`/repos/${repo}/webhooks`, { url: receiver.url('/hook'), events: ['issues', 'push'] });
@@ -76,11 +88,11 @@ test('a full disk answers 507 and changes nothing; freeing space brings the serv
   const work = await git.init('full');
 
   // A push takes most of the space left (a blob git cannot compress), a runaway file the rest.
-  const big = Math.max(0, (await freeBytes()) - 24 * MiB);
+  const big = Math.max(0, (await freeBytes(mount)) - 24 * MiB);
   const before = await git.commit(work, 'a large file', { 'data.bin': randomBytes(big) });
   await git.git(['push', '--quiet', remote, 'HEAD:main'], { cwd: work });
   await fillUp(path.join(mount, 'runaway.log'));
-  expect(await freeBytes()).toBe(0);
+  expect(await freeBytes(mount)).toBe(0);
 
   // A push is refused by git, saying why, and moves nothing.
   await git.commit(work, 'one more', { 'more.bin': randomBytes(2 * MiB) });
@@ -156,4 +168,34 @@ test('a full disk answers 507 and changes nothing; freeing space brings the serv
   expect(errors.map((line) => line.msg)).toContain('disk full: a write was refused, answering 507');
   expect(errors.filter((line) => line.msg !== 'disk full: a write was refused, answering 507')).toEqual([]);
   console.log(`disk full: ${acknowledged} writes before the first 507; first write ${recoveredMs} ms after space was freed`);
+}
+
+test('with the database elsewhere, a repository git cannot create on the full disk answers 507 and leaves nothing behind', async () => {
+  const mount = await smallDisk();
+  const server = await CairnServer.start({ dataDir: mount }); // on the shared test cluster: its disk has room
+  try {
+    const owner = await createUser(adminClient(server), 'gitfull', ['repo']);
+    const repo = (await owner.post('/repos', { name: 'before' })).body.id as string;
+    await fillUp(path.join(mount, 'runaway.log'));
+
+    for (const autoInit of [true, false]) {
+      const created = await owner.post('/repos', { name: `born-full-${autoInit}`, auto_init: autoInit });
+      expect(created.status).toBe(507);
+      expect(created.body.error).toMatchObject({ code: 'insufficient_storage', message: expect.stringMatching(/server's disk is full/) });
+      expect((await owner.get(`/repos/gitfull/born-full-${autoInit}/resolve`)).status).toBe(404);
+    }
+    expect(await fs.readdir(path.join(mount, 'repositories'))).toEqual([`${repo}.git`]);
+    // What needs only the database still works.
+    expect((await owner.post(`/repos/${repo}/issues`, { title: 'the database has room' })).status).toBe(201);
+    expect(await (await fetch(`${server.url}/readyz`)).json()).toEqual({ status: 'not_ready', reason: 'disk_full' });
+    expect(await (await fetch(`${server.url}/metrics`)).text()).toMatch(/^cairn_disk_full_refusals_total\{store="files"\} [1-9]/m);
+
+    await fs.rm(path.join(mount, 'runaway.log'));
+    expect((await owner.post('/repos', { name: 'born-after', auto_init: true })).status).toBe(201);
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+    const clone = await git.run(['clone', '--quiet', remoteUrl(server, 'gitfull', 'born-after', owner.token), git.path('born-after')]);
+    expect(clone.code).toBe(0);
+  } finally {
+    await server.destroy();
+  }
 });
