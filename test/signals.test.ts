@@ -8,7 +8,7 @@ import { CairnServer, freePort, makeDataDir, ROOT, sleep } from './support/serve
  * Ctrl-C on `npm start` signals the whole process group, as a terminal (or systemd's stop) does:
  * the service hears SIGINT twice — from the terminal and forwarded by npm — which is one request
  * to stop gracefully: what is in flight finishes, and its database stops after it, cleanly. A
- * signal sent deliberately later still means "exit now".
+ * signal sent deliberately later still means "exit now". SIGTERM (systemd's stop) during a merge lets it land.
  */
 let git: GitSandbox;
 beforeAll(async () => {
@@ -197,6 +197,69 @@ test('a second signal sent deliberately later exits at once', async () => {
     expect(Date.now() - second).toBeLessThan(3000);
     expect(messages(started.output())).toContain('second signal: exiting now');
     await pushed;
+  } finally {
+    await removeDataDir(started.dataDir);
+  }
+}, 90_000);
+
+/** A REST request whose JSON body comes in over `seconds`, so that it is in flight when the signal comes. */
+async function slowRequest(url: string, method: string, token: string, json: unknown, seconds: number) {
+  const body = Buffer.from(JSON.stringify(json));
+  const pieces = 10;
+  const stream = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      for (let i = 0; i < pieces; i++) {
+        controller.enqueue(body.subarray(Math.floor((i * body.length) / pieces), Math.floor(((i + 1) * body.length) / pieces)));
+        await sleep((seconds * 1000) / pieces);
+      }
+      controller.close();
+    },
+  });
+  const answer = await fetch(url, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: stream,
+    duplex: 'half',
+  } as RequestInit);
+  return { status: answer.status, body: (await answer.json()) as Record<string, any> };
+}
+
+test('SIGTERM to the group of npm start during a merge: the merge lands and its client is told so', async () => {
+  const started = await npmStart();
+  try {
+    const alice = await aliceOn(started);
+    const id = (await alice.get('/repos/alice/slow/resolve')).body.id as string;
+    const work = await git.init(`merge-${Date.now()}`);
+    const remote = `http://alice:${alice.token}@127.0.0.1:${started.port}/alice/slow.git`;
+    await git.commit(work, 'base', { 'a.txt': 'a\n' });
+    await git.git(['push', '--quiet', remote, 'HEAD:main'], { cwd: work });
+    await git.git(['checkout', '--quiet', '-b', 'topic'], { cwd: work });
+    await git.commit(work, 'topic', { 'b.txt': 'b\n' });
+    await git.git(['push', '--quiet', remote, 'topic'], { cwd: work });
+    expect((await alice.post(`/repos/${id}/pulls`, { title: 'topic', head: 'topic', base: 'main' })).status).toBe(201);
+
+    const merging = slowRequest(
+      `${started.url}/repos/${id}/pulls/1/merge`,
+      'PUT',
+      alice.token,
+      { commit_title: 'merged while stopping' },
+      2,
+    );
+    await sleep(1000);
+    process.kill(-started.npm.pid!, 'SIGTERM');
+    const answer = await merging;
+    expect(answer.status).toBe(200);
+    expect(answer.body.merged).toBe(true);
+    await started.serviceExited();
+    // What the client was told is what the repository holds.
+    const main = spawnSync('git', ['--git-dir', `${started.dataDir}/repositories/${id}.git`, 'rev-parse', 'refs/heads/main'], {
+      encoding: 'utf8',
+    });
+    expect(main.stdout.trim()).toBe(answer.body.sha);
+    const said = messages(started.output());
+    expect(said).toContain('stopped');
+    expect(said).not.toContain('second signal: exiting now');
+    expect(said.filter((m) => m === 'Cairn failed to start' || m === 'shutdown failed')).toEqual([]);
   } finally {
     await removeDataDir(started.dataDir);
   }

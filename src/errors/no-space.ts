@@ -30,24 +30,32 @@ export function reportNoSpaceTo(listener: (store: FullStore, error: unknown) => 
   onRefusal = listener;
 }
 
+/** Where the space ran out, if `error` (or one of its causes) says a disk is full; null otherwise. */
+function fullStoreOf(error: unknown): { store: FullStore; cause: unknown } | null {
+  for (let cause = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth++) {
+    const e = cause as { code?: unknown; message?: unknown };
+    if (e.code === DISK_FULL_STATE) return { store: 'database', cause };
+    if (
+      (typeof e.code === 'string' && NO_SPACE_CODES.has(e.code)) ||
+      (typeof e.message === 'string' && NO_SPACE_MESSAGES.test(e.message))
+    ) {
+      return { store: 'files', cause };
+    }
+  }
+  return null;
+}
+
+/** Whether an error is a write that found a disk full: a passing condition, never the data's fault. */
+export const isNoSpace = (error: unknown): boolean => fullStoreOf(error) !== null;
+
 /**
  * A write that failed because a disk is full — PostgreSQL's disk_full, an ENOSPC from the file
  * system, or git saying so — is the site's condition, not the request's fault nor a bug: 507
  * `insufficient_storage`, naming the cause, instead of a 500. Null for every other error.
  */
 export function noSpaceOf(error: unknown): DomainError | null {
-  for (let cause = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth++) {
-    const e = cause as { code?: unknown; message?: unknown };
-    const store: FullStore | null =
-      e.code === DISK_FULL_STATE
-        ? 'database'
-        : (typeof e.code === 'string' && NO_SPACE_CODES.has(e.code)) || (typeof e.message === 'string' && NO_SPACE_MESSAGES.test(e.message))
-          ? 'files'
-          : null;
-    if (store) {
-      onRefusal?.(store, cause);
-      return insufficientStorage(store);
-    }
-  }
-  return null;
+  const full = fullStoreOf(error);
+  if (!full) return null;
+  onRefusal?.(full.store, full.cause);
+  return insufficientStorage(full.store);
 }

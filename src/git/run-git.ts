@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { DomainError, notFound } from '../errors/domain-error.js';
+import { isNoSpace } from '../errors/no-space.js';
 import { gitBounds } from './git-bounds.js';
 import { gitLauncher, type ExceededBound } from './git-launcher-host.js';
 
@@ -65,10 +66,11 @@ export function stoppedAt(args: string[], bound: ExceededBound, options: Pick<Gi
 
 /**
  * Whether git ran and failed on the repository as it is (a missing object, output or time or memory
- * past its bound), rather than being killed or not starting: trying the same command again fails again.
+ * past its bound), rather than being killed, not starting or finding the disk full: trying the same
+ * command again fails again.
  */
 export function gitFailedOn(error: unknown): boolean {
-  return error instanceof GitLimitExceeded || (error instanceof GitCommandError && error.code !== null);
+  return error instanceof GitLimitExceeded || (error instanceof GitCommandError && error.code !== null && !isNoSpace(error));
 }
 
 /**
