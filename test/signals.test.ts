@@ -110,6 +110,20 @@ const messages = (output: string) =>
     .filter((line) => line.startsWith('{'))
     .map((line) => (JSON.parse(line) as { msg: string }).msg);
 
+/** `body` in ten pieces over `seconds`, so that a request is still in flight when the signal comes. */
+function trickled(body: Buffer, seconds: number): ReadableStream<Uint8Array> {
+  const pieces = 10;
+  return new ReadableStream<Uint8Array>({
+    async start(controller) {
+      for (let i = 0; i < pieces; i++) {
+        controller.enqueue(body.subarray(Math.floor((i * body.length) / pieces), Math.floor(((i + 1) * body.length) / pieces)));
+        await sleep((seconds * 1000) / pieces);
+      }
+      controller.close();
+    },
+  });
+}
+
 /**
  * A push sent as git's client sends it, but slowly: `seconds` for its body (a pack of one blob), so
  * that it is in flight when the signal comes. Resolves to the service's answer.
@@ -129,23 +143,13 @@ async function slowPush(started: Started, token: string, seconds: number): Promi
   }).stdout;
   const command = `${'0'.repeat(40)} ${sha} refs/heads/main\0report-status\n`;
   const body = Buffer.concat([Buffer.from(`${(command.length + 4).toString(16).padStart(4, '0')}${command}0000`), pack]);
-  const pieces = 10;
-  const stream = new ReadableStream<Uint8Array>({
-    async start(controller) {
-      for (let i = 0; i < pieces; i++) {
-        controller.enqueue(body.subarray(Math.floor((i * body.length) / pieces), Math.floor(((i + 1) * body.length) / pieces)));
-        await sleep((seconds * 1000) / pieces);
-      }
-      controller.close();
-    },
-  });
   const answer = await fetch(`${started.url}/alice/slow.git/git-receive-pack`, {
     method: 'POST',
     headers: {
       authorization: `Basic ${Buffer.from(`alice:${token}`).toString('base64')}`,
       'content-type': 'application/x-git-receive-pack-request',
     },
-    body: stream,
+    body: trickled(body, seconds),
     duplex: 'half',
   } as RequestInit);
   const text = await answer.text();
@@ -205,20 +209,10 @@ test('a second signal sent deliberately later exits at once', async () => {
 /** A REST request whose JSON body comes in over `seconds`, so that it is in flight when the signal comes. */
 async function slowRequest(url: string, method: string, token: string, json: unknown, seconds: number) {
   const body = Buffer.from(JSON.stringify(json));
-  const pieces = 10;
-  const stream = new ReadableStream<Uint8Array>({
-    async start(controller) {
-      for (let i = 0; i < pieces; i++) {
-        controller.enqueue(body.subarray(Math.floor((i * body.length) / pieces), Math.floor(((i + 1) * body.length) / pieces)));
-        await sleep((seconds * 1000) / pieces);
-      }
-      controller.close();
-    },
-  });
   const answer = await fetch(url, {
     method,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: stream,
+    body: trickled(body, seconds),
     duplex: 'half',
   } as RequestInit);
   return { status: answer.status, body: (await answer.json()) as Record<string, any> };
