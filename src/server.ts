@@ -150,7 +150,11 @@ export async function startService(
     const apollo = await startApollo<RequestContext>(schema, log, { onOperationCost: chargeOperations(services.rateLimits) });
     cleanups.push(['GraphQL', () => apollo.stop()]);
     // Ready when the database answers, the job store (PostgreSQL or MongoDB) does, and the disks have room.
-    const disk = new DiskSpace(config.dataDir, embedded !== null, metrics.registry, log);
+    const disk = new DiskSpace(
+      { data: config.dataDir, repositories: git.root, ...(embedded ? { database: embedded.dataDir } : {}) },
+      metrics.registry,
+      log,
+    );
     const unready = async () => {
       await orm.em.fork().execute('select 1');
       await agenda.getRunningStats();

@@ -132,7 +132,7 @@ async function fullEmbedded(server: CairnServer, mount: string): Promise<void> {
   expect(ready.status).toBe(503);
   expect(await ready.json()).toEqual({ status: 'not_ready', reason: 'disk_full' });
   const metrics = await (await fetch(`${server.url}/metrics`)).text();
-  expect(metrics).toMatch(/^cairn_disk_free_bytes 0$/m);
+  expect(metrics).toMatch(/^cairn_disk_available_bytes\{dir="data"\} 0$/m);
   expect(metrics).toMatch(/^cairn_disk_full_refusals_total\{store="database"\} [1-9]/m);
 
   // Space is freed: the next writes succeed within seconds, without a restart.
@@ -145,7 +145,8 @@ async function fullEmbedded(server: CairnServer, mount: string): Promise<void> {
   );
   const recoveredMs = Date.now() - freed;
   expect(recoveredMs).toBeLessThan(10_000);
-  expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+  // Ready again once no write has been refused for 5 s.
+  await eventually(async () => (await fetch(`${server.url}/readyz`)).status === 200, 7_000, '/readyz to answer 200');
   await git.git(['push', '--quiet', remote, 'HEAD:main'], { cwd: work });
   expect((await owner.post('/repos', { name: 'born-after', auto_init: true })).status).toBe(201);
 
@@ -176,6 +177,10 @@ test('with the database elsewhere, a repository git cannot create on the full di
   try {
     const owner = await createUser(adminClient(server), 'gitfull', ['repo']);
     const repo = (await owner.post('/repos', { name: 'before' })).body.id as string;
+    // Words a client sends are never read as the disk's condition: a GraphQL error quoting them stays 400.
+    const quoted = await owner.graphql(`{ repository(id: "${repo}") { issues(state: "x: No space left on device") { totalCount } } }`);
+    expect(quoted.status).toBe(400);
+    expect(await (await fetch(`${server.url}/metrics`)).text()).not.toMatch(/^cairn_disk_full_refusals_total\{/m);
     await fillUp(path.join(mount, 'runaway.log'));
 
     for (const autoInit of [true, false]) {
@@ -192,7 +197,7 @@ test('with the database elsewhere, a repository git cannot create on the full di
 
     await fs.rm(path.join(mount, 'runaway.log'));
     expect((await owner.post('/repos', { name: 'born-after', auto_init: true })).status).toBe(201);
-    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+    await eventually(async () => (await fetch(`${server.url}/readyz`)).status === 200, 7_000, '/readyz to answer 200');
     const clone = await git.run(['clone', '--quiet', remoteUrl(server, 'gitfull', 'born-after', owner.token), git.path('born-after')]);
     expect(clone.code).toBe(0);
   } finally {

@@ -192,6 +192,8 @@ test('the Grafana dashboard in docs/ queries only metrics /metrics serves', asyn
     'cairn_mergeability_queue_depth',
     'cairn_mergeability_check_duration_seconds_bucket',
     'cairn_rate_limit_refusals_total',
+    'cairn_disk_available_bytes',
+    'cairn_disk_full_refusals_total',
   ]) {
     expect(queried).toContain(name);
   }

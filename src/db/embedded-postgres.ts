@@ -9,6 +9,8 @@ import { Postmaster } from './postmaster.js';
 
 export interface EmbeddedDatabase {
   url: string;
+  /** Its PostgreSQL data directory. */
+  dataDir: string;
   stop(): Promise<void>;
 }
 
@@ -94,6 +96,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
   const removeSafetyNet = stopOnExit(server);
   return {
     url,
+    dataDir: databaseDir,
     stop: async () => {
       removeSafetyNet();
       await server.stop();

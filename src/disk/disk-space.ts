@@ -3,18 +3,30 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { FullStore } from '../errors/no-space.js';
 import type { Logger } from '../logger.js';
 
-/** Below this much space free to the service, the data dir counts as full: the next write may well fail. */
+/** Below this much space available to the service, a disk counts as full: the next write may well fail. */
 const MIN_FREE_BYTES = 8 * 1024 * 1024;
-/** A write refused for lack of space on a disk not measured here (an external database's) keeps the service unready this long. */
-const REFUSAL_MEMORY_MS = 10_000;
+/** Below this many free inodes, likewise: no new file (a loose object, a lock file) could be made. */
+const MIN_FREE_INODES = 1_000;
+/** A write refused for lack of space keeps the service unready this long, whatever statfs says (quotas, other mounts). */
+const REFUSAL_MEMORY_MS = 5_000;
 /** At most one log line per this long while writes keep being refused; the others are counted in it. */
 const REPORT_EVERY_MS = 5_000;
 
+/** The directories whose disks the service writes to, by the name the metrics give them. */
+export type WatchedDirs = Partial<Record<'data' | 'repositories' | 'database', string>>;
+
+interface Room {
+  bytes: number;
+  /** Free inodes; Infinity where the file system has no fixed number of them. */
+  inodes: number;
+}
+
 /**
- * What is known of the disks the service writes to: the space free in the data dir now (statfs:
- * repositories, spooled request bodies, the embedded database), and writes refused for lack of space
- * anywhere (the database's disk included, wherever it is). Readiness, metrics and the log read it.
- * Nothing is latched: once space is freed the next write succeeds and readiness returns by itself.
+ * What is known of the disks the service writes to: the room on each watched directory's file
+ * system now (statfs: the data dir, the repositories, the embedded database), and writes refused
+ * for lack of space anywhere (an external database's disk, a quota). Readiness, metrics and the log
+ * read it. Nothing is latched: once space is freed the next write succeeds, and readiness returns
+ * REFUSAL_MEMORY_MS after the last refusal.
  */
 export class DiskSpace {
   private readonly lastRefusalAt = new Map<FullStore, number>();
@@ -23,9 +35,7 @@ export class DiskSpace {
   private unreported = 0;
 
   constructor(
-    private readonly dataDir: string,
-    /** Whether the database lives in the data dir (the embedded one), so that statfs measures its disk too. */
-    private readonly databaseInDataDir: boolean,
+    private readonly dirs: WatchedDirs,
     registry: Registry,
     private readonly log: Logger,
   ) {
@@ -35,14 +45,18 @@ export class DiskSpace {
       labelNames: ['store'] as const,
       registers: [registry],
     });
-    const freeBytes = () => this.freeBytes();
+    const watched = Object.entries(dirs);
     new Gauge({
-      name: 'cairn_disk_free_bytes',
-      help: "Space free to the service in its data dir's file system",
+      name: 'cairn_disk_available_bytes',
+      help: 'Space available to the service on the file system of each directory it writes to (data, repositories, database)',
+      labelNames: ['dir'] as const,
       registers: [registry],
       async collect() {
-        const free = await freeBytes();
-        if (free !== null) this.set(free);
+        this.reset(); // a directory statfs cannot read is left out, not reported as full
+        for (const [name, dir] of watched) {
+          const room = await roomIn(dir);
+          if (room) this.set({ dir: name }, room.bytes);
+        }
       },
     });
   }
@@ -61,26 +75,25 @@ export class DiskSpace {
     this.unreported = 0;
   }
 
-  /**
-   * Why the disks keep the service from being ready, or null: the data dir nearly full, or a write
-   * refused just now on a disk statfs does not measure. A disk measured is ready again as soon as
-   * space is freed.
-   */
+  /** Why the disks keep the service from being ready, or null: a watched disk (nearly) full, or a write refused just now. */
   async problem(): Promise<string | null> {
-    const free = await this.freeBytes();
-    if (free !== null && free < MIN_FREE_BYTES) return 'disk_full';
+    for (const dir of Object.values(this.dirs)) {
+      const room = await roomIn(dir);
+      if (room && (room.bytes < MIN_FREE_BYTES || room.inodes < MIN_FREE_INODES)) return 'disk_full';
+    }
     const recently = (store: FullStore) => Date.now() - (this.lastRefusalAt.get(store) ?? -Infinity) < REFUSAL_MEMORY_MS;
-    if (free === null && recently('files')) return 'disk_full';
-    if ((free === null || !this.databaseInDataDir) && recently('database')) return 'database_disk_full';
+    if (recently('files')) return 'disk_full';
+    if (recently('database')) return 'database_disk_full';
     return null;
   }
+}
 
-  private async freeBytes(): Promise<number | null> {
-    try {
-      const stats = await fs.statfs(this.dataDir);
-      return stats.bavail * stats.bsize;
-    } catch {
-      return null; // the data dir is not there (yet): nothing to say about its disk
-    }
+/** The room on a directory's file system, or null when it cannot be read (not made yet). */
+async function roomIn(dir: string): Promise<Room | null> {
+  try {
+    const stats = await fs.statfs(dir);
+    return { bytes: stats.bavail * stats.bsize, inodes: stats.files > 0 ? stats.ffree : Infinity };
+  } catch {
+    return null;
   }
 }

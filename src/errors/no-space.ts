@@ -20,8 +20,12 @@ export const insufficientStorage = (store: FullStore) =>
 const DISK_FULL_STATE = '53100';
 /** errno codes of a write that found no space: the disk, or the writer's quota. */
 const NO_SPACE_CODES = new Set(['ENOSPC', 'EDQUOT']);
-/** How git and PostgreSQL word it when they pass the failure on as text (a command's stderr). */
-const NO_SPACE_MESSAGES = /No space left on device|Disk quota exceeded/i;
+/**
+ * How a command says it on its stderr (git: `fatal: …: No space left on device`): read from a
+ * failed command's stderr alone, at the end of a line, never from a message that may quote a
+ * client's input.
+ */
+const NO_SPACE_STDERR = /: (No space left on device|Disk quota exceeded)$/m;
 
 let onRefusal: ((store: FullStore, error: unknown) => void) | null = null;
 
@@ -33,12 +37,9 @@ export function reportNoSpaceTo(listener: (store: FullStore, error: unknown) => 
 /** Where the space ran out, if `error` (or one of its causes) says a disk is full; null otherwise. */
 function fullStoreOf(error: unknown): { store: FullStore; cause: unknown } | null {
   for (let cause = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth++) {
-    const e = cause as { code?: unknown; message?: unknown };
+    const e = cause as { code?: unknown; stderr?: unknown };
     if (e.code === DISK_FULL_STATE) return { store: 'database', cause };
-    if (
-      (typeof e.code === 'string' && NO_SPACE_CODES.has(e.code)) ||
-      (typeof e.message === 'string' && NO_SPACE_MESSAGES.test(e.message))
-    ) {
+    if ((typeof e.code === 'string' && NO_SPACE_CODES.has(e.code)) || (typeof e.stderr === 'string' && NO_SPACE_STDERR.test(e.stderr))) {
       return { store: 'files', cause };
     }
   }

@@ -19,24 +19,37 @@ const UNAVAILABLE_MESSAGES =
 /** Socket errors of a connection that broke or never formed; ENOENT only of a connect (a Unix socket that is not there). */
 const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
 
-/**
- * The database could not be reached, dropped the connection mid-statement (a restart, a
- * failover, a killed backend) or did not answer within CAIRN_DATABASE_TIMEOUT (stalled): not the request's fault nor a bug, so not a 500 — 503 with
- * `Retry-After`, which clients retry. Null for every other error.
- */
-export function unavailableOf(error: unknown): DomainError | null {
+/** A SQLSTATE: the error came from PostgreSQL itself, whose messages may quote what a client sent. */
+const SQLSTATE = /^[0-9A-Z]{5}$/;
+
+/** The error (or one of its causes) that says the database is away or stalled, or null. */
+function unavailableCause(error: unknown): unknown {
   for (let cause = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth++) {
     const e = cause as { code?: unknown; message?: unknown; syscall?: unknown };
+    const code = typeof e.code === 'string' ? e.code : null;
     const matches =
-      (typeof e.code === 'string' &&
-        (UNAVAILABLE_STATES.test(e.code) || CONNECTION_ERRORS.has(e.code) || (e.code === 'ENOENT' && e.syscall === 'connect'))) ||
-      (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message));
-    if (matches) {
-      report(cause);
-      return databaseUnavailable();
-    }
+      (code !== null && (UNAVAILABLE_STATES.test(code) || CONNECTION_ERRORS.has(code) || (code === 'ENOENT' && e.syscall === 'connect'))) ||
+      // The drivers' own words, never a server error's: those may quote a client's input.
+      ((code === null || !SQLSTATE.test(code)) && typeof e.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message));
+    if (matches) return cause;
   }
   return null;
+}
+
+/** Whether an error says the database is away or stalled (no log, no count: for a caller that retries). */
+export const isUnavailable = (error: unknown): boolean => unavailableCause(error) !== null;
+
+/**
+ * The database could not be reached, dropped the connection mid-statement (a restart, a
+ * failover, a killed backend) or did not answer within CAIRN_DATABASE_TIMEOUT (stalled): not the
+ * request's fault nor a bug, so not a 500 — 503 with `Retry-After`, which clients retry. Null for
+ * every other error.
+ */
+export function unavailableOf(error: unknown): DomainError | null {
+  const cause = unavailableCause(error);
+  if (cause === null) return null;
+  report(cause);
+  return databaseUnavailable();
 }
 
 /** At most one log line per this long while the database stays away; the others are counted in it. */

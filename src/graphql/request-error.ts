@@ -25,6 +25,8 @@ export const limitError = (message: string) => requestError(new DomainError('BAD
  */
 export function domainErrorOf(error: unknown): DomainError | null {
   const original = unwrapResolverError(error);
-  if (original instanceof GraphQLError && original.originalError instanceof DomainError) return original.originalError;
+  // GraphQL's own errors (a document that does not parse or validate) quote the client's input:
+  // only what one carries is read, never its words.
+  if (original instanceof GraphQLError) return original.originalError ? knownError(original.originalError) : null;
   return knownError(original);
 }

@@ -68,8 +68,9 @@ export function finishAttempt(delivery: ClaimedDelivery, facts: AttemptFacts): F
  * update comes first and locks the delivery, so a delivery deleted meanwhile
  * (with its webhook) is simply not recorded instead of failing the batch on
  * its foreign key, and one deleted later waits for this statement. A delivery
- * cancelled meanwhile stays cancelled. Returns the ids of the deliveries
- * recorded.
+ * cancelled meanwhile stays cancelled. An attempt already recorded (a statement
+ * that landed after its caller gave up on it, then tried again) is not recorded
+ * twice. Returns the ids of the deliveries recorded.
  */
 export async function recordAttempts(em: EntityManager, attempts: FinishedAttempt[]): Promise<Set<string>> {
   const rows = await em.execute<{ delivery_id: string }[]>(
@@ -87,7 +88,7 @@ export async function recordAttempts(em: EntityManager, attempts: FinishedAttemp
          status_code = i.status_code, duration_ms = i.duration_ms, claimed_until = null,
          last_request_url = i.url, last_request_headers = i.headers, last_response = i.response
        from input i
-       where d.id = i.id
+       where d.id = i.id and d.attempts_count = i.number - 1
        returning d.id)
      insert into delivery_attempts (delivery_id, number, started_at, duration_ms, status_code, error, trigger)
      select i.id, i.number, i.started_at, i.duration_ms, i.status_code, i.error, i.trigger

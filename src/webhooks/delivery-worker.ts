@@ -3,7 +3,8 @@ import type { Agenda, Job } from 'agenda';
 import type { Metrics } from '../http/metrics.js';
 import type { Logger } from '../logger.js';
 import { AdaptiveConcurrency } from './adaptive-concurrency.js';
-import { knownError } from '../errors/known-error.js';
+import { isNoSpace } from '../errors/no-space.js';
+import { isUnavailable } from '../errors/unavailable.js';
 import { finishAttempt, type ClaimedDelivery, type FinishedAttempt } from './attempt-record.js';
 import { AttemptRecorder } from './attempt-recorder.js';
 import { AttemptTrigger } from './delivery.entity.js';
@@ -21,6 +22,8 @@ export interface WorkerSettings {
   maxPerWebhookConcurrency: number;
   /** Attempts in flight at once in one process, all webhooks together (sent or being recorded): bounds sockets and memory. */
   processConcurrency: number;
+  /** CAIRN_DATABASE_TIMEOUT: how long after its deadline a statement the database did not answer may still land. */
+  databaseTimeoutMs: number;
   userAgent: string;
 }
 
@@ -62,7 +65,10 @@ interface Drain {
   sending: number;
   /** Claimed and not yet recorded: sending, or answered and waiting to be recorded. */
   inflight: number;
-  failing: boolean;
+  /** Whether its latest attempt failed; null until its first claim reads it. */
+  failing: boolean | null;
+  /** When the window, full with work waiting, stops holding that work back (OVERDUE_MS after it filled). */
+  overdueAt: number | null;
   window: AdaptiveConcurrency;
   lastSuccessWrite: number;
   wakeUp: (() => void) | null;
@@ -173,14 +179,16 @@ export class DeliveryWorker {
 
   private startDrain(webhookId: string): void {
     // A new drain does not know yet whether the webhook is failing: its first claim, as small as
-    // the starting window, reads the state, and a failing webhook's next claim takes what is due.
+    // the starting window and counted in the failing share, reads the state, and a failing
+    // webhook's next claim takes what is due.
     const drain: Drain = {
       webhookId,
       poked: true,
       mayHaveMore: false,
       sending: 0,
       inflight: 0,
-      failing: false,
+      failing: null,
+      overdueAt: null,
       window: new AdaptiveConcurrency(INITIAL_WINDOW, this.settings.maxPerWebhookConcurrency),
       lastSuccessWrite: 0,
       wakeUp: null,
@@ -198,19 +206,20 @@ export class DeliveryWorker {
   }
 
   private async drain(drain: Drain): Promise<void> {
-    let overdue = false;
     for (;;) {
       const more = !this.stopping && (drain.poked || drain.mayHaveMore);
+      // The window has held work back for OVERDUE_MS: what is overdue is claimed now, whatever the window.
+      const overdue = more && drain.overdueAt !== null && Date.now() >= drain.overdueAt;
       const room = this.roomFor(drain, overdue);
       if (more && room > 0) {
         const processRoom = this.processRoomFor(drain);
         if (processRoom > 0) {
           drain.poked = false;
+          if (overdue) drain.overdueAt = null;
           if (!(await this.claimAndStart(drain, Math.min(room, processRoom), overdue))) {
             drain.poked = true; // try again after a pause: what was due still is
             await this.idle(drain, CLAIM_RETRY_MS);
           }
-          overdue = false;
           continue;
         }
         this.waitingForRoom.add(drain);
@@ -225,13 +234,11 @@ export class DeliveryWorker {
         this.waitingForRoom.delete(drain);
         return;
       }
-      // A full window with more due: what waits past OVERDUE_MS is taken then, whatever the window.
-      const windowFull = more && room === 0;
-      overdue = false;
-      if (await this.idle(drain, windowFull ? OVERDUE_MS : IDLE_CHECK_MS)) {
-        drain.poked = true; // nothing woke it: look again anyway
-        overdue = windowFull;
-      }
+      // A deadline, not a timeout: wake-ups (answers, new events) must not put the overdue claim off.
+      if (!more || this.roomFor(drain, false) > 0) drain.overdueAt = null;
+      else if (drain.overdueAt === null || drain.overdueAt <= Date.now()) drain.overdueAt = Date.now() + OVERDUE_MS;
+      const wait = drain.overdueAt === null ? IDLE_CHECK_MS : Math.min(drain.overdueAt - Date.now(), IDLE_CHECK_MS);
+      if (await this.idle(drain, wait)) drain.poked = true; // nothing woke it: look again anyway
     }
   }
 
@@ -242,16 +249,16 @@ export class DeliveryWorker {
    * batches: nothing until a quarter of the window is free, unless nothing is on the wire.
    */
   private roomFor(drain: Drain, overdue: boolean): number {
-    const unpaced = drain.failing || overdue;
+    const unpaced = drain.failing === true || overdue;
     const limit = unpaced ? this.settings.maxPerWebhookConcurrency : drain.window.limit;
     const room = Math.min(limit - drain.sending, 2 * this.settings.maxPerWebhookConcurrency - drain.inflight);
     return room >= (drain.sending === 0 || unpaced ? 1 : Math.ceil(limit / 4)) ? room : 0;
   }
 
-  /** Attempts the process may still start for this drain: failing webhooks only within their share. */
+  /** Attempts the process may still start for this drain: failing webhooks (and those not known yet) only within their share. */
   private processRoomFor(drain: Drain): number {
     const room = this.settings.processConcurrency - this.inflight;
-    return drain.failing ? Math.min(room, this.failingShare - this.failingInflight) : room;
+    return drain.failing !== false ? Math.min(room, this.failingShare - this.failingInflight) : room;
   }
 
   /**
@@ -349,10 +356,10 @@ export class DeliveryWorker {
 
   /**
    * Counts `count` attempts as in flight, for the drain and the process (and the failing share
-   * while the webhook is failing); returns what takes them out of flight again.
+   * unless the webhook is known not to be failing); returns what takes them out of flight again.
    */
   private reserve(drain: Drain, count: number): () => void {
-    const failing = drain.failing ? count : 0;
+    const failing = drain.failing !== false ? count : 0;
     drain.inflight += count;
     this.inflight += count;
     this.failingInflight += failing;
@@ -431,13 +438,17 @@ export class DeliveryWorker {
    * would be sent again once the claim lapses.
    */
   private async recordWhileClaimed(finished: FinishedAttempt, startedAt: Date): Promise<boolean> {
-    const until = startedAt.getTime() + this.leaseSeconds() * 1000 - RECORD_MARGIN_MS;
+    // A statement cut off by the database's deadline may still land: the last try starts early
+    // enough that it lands, if at all, while the claim holds (and a repeat records nothing twice).
+    const margin = Math.max(RECORD_MARGIN_MS, this.settings.databaseTimeoutMs + 1_000);
+    const until = startedAt.getTime() + this.leaseSeconds() * 1000 - margin;
     for (;;) {
       try {
         return await this.recorder.record(finished);
       } catch (error) {
-        const code = knownError(error)?.code;
-        if ((code !== 'UNAVAILABLE' && code !== 'INSUFFICIENT_STORAGE') || Date.now() + RECORD_RETRY_MS > until) throw error;
+        const passing = isUnavailable(error) || isNoSpace(error);
+        // Stopping does not wait for the database to come back: the lease lapses and the delivery is sent again.
+        if (!passing || this.stopping || Date.now() + RECORD_RETRY_MS > until) throw error;
         await new Promise((resolve) => setTimeout(resolve, RECORD_RETRY_MS));
       }
     }

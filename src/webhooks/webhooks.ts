@@ -65,6 +65,7 @@ export class Webhooks {
         retryDelaysMs: this.config.webhookRetryDelaysMs,
         maxPerWebhookConcurrency: MAX_PER_WEBHOOK_CONCURRENCY,
         processConcurrency: PROCESS_CONCURRENCY,
+        databaseTimeoutMs: this.config.databaseTimeoutMs,
         userAgent: USER_AGENT,
       };
       this.worker = new DeliveryWorker(this.orm, agenda, sender, this.box, settings, this.health, this.log, this.metrics);
