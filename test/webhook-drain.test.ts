@@ -135,6 +135,24 @@ test('a receiver that answers slowly is paced for a moment, never past the sched
   await owner.delete(hookPath);
 }, 40_000);
 
+test('a slow receiver while events keep coming: each first attempt within about a second of its event', async () => {
+  // Answers (2xx, slow) and new events wake the drain all the while: the overdue claim is a deadline they do not put off.
+  receiver.on('/steady-slow', () => ({ status: 200, delayMs: 3_000 }));
+  const repo = (await owner.post('/repos', { name: 'steady-slow' })).body.id as string;
+  const hook = (await owner.post(`/repos/${repo}/webhooks`, { url: receiver.url('/steady-slow'), events: ['issues'] })).body.id as string;
+  const sent: number[] = [];
+  for (let i = 0; i < 16; i++) {
+    sent.push(Date.now());
+    await owner.post(`/repos/${repo}/issues`, { title: `steady ${i}` });
+    await sleep(200);
+  }
+  const got = await arrived('/steady-slow', 16, 10_000);
+  for (const [i, at] of sent.entries()) {
+    expect(got.filter((a) => a.at <= at + 1_300).length).toBeGreaterThanOrEqual(i + 1);
+  }
+  await owner.delete(`/repos/${repo}/webhooks/${hook}`);
+}, 40_000);
+
 test('a receiver that fails is sent what is due at once: no delivery waits for another to fail', async () => {
   receiver.on('/failing', () => ({ status: 500, delayMs: 300 }));
   const { hookPath } = await pushBacklog('failing', '/failing', 5);
