@@ -10,6 +10,8 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /** Where the bare repositories live (CAIRN_REPOSITORIES_DIR): shared by every process of a site. */
+  repositoriesDir: string;
   baseUrl: string;
   databaseUrl?: string;
   /**
@@ -117,6 +119,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('HOST', `"${host}" is not an IP address or host name`);
   }
   const dataDir = path.resolve(read('CAIRN_DATA_DIR') ?? './data');
+  const repositoriesDir = path.resolve(read('CAIRN_REPOSITORIES_DIR') ?? path.join(dataDir, 'repositories'));
 
   const baseUrlRaw = read('CAIRN_BASE_URL') ?? `http://localhost:${port}`;
   let baseUrl: string;
@@ -221,6 +224,7 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     host,
     dataDir,
+    repositoriesDir,
     baseUrl,
     databaseUrl,
     databaseTimeoutMs: duration('CAIRN_DATABASE_TIMEOUT', '10s', [600_000, '10m']),

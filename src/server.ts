@@ -21,6 +21,7 @@ import { GitHosting } from './git/hosting.js';
 import { maintenanceJobs, maintenanceScheduler } from './git/maintenance.js';
 import { reconcileAll } from './git/reconcile.js';
 import { RefTransactions } from './git/ref-transaction.js';
+import { pushCertSeed } from './git/receive-settings.js';
 import { RepositoryLocks } from './git/repository-lock.js';
 import { createGitHandler } from './git/smart-http.js';
 import { GitStorage } from './git/storage.js';
@@ -100,15 +101,15 @@ export async function startService(
     ]);
     await bootstrapAdmin(orm, config, log);
 
-    const git = new GitStorage(config.dataDir);
-    await removeOrphanRepositories(orm, git, log);
+    const git = new GitStorage(config.repositoriesDir, log);
+    const locks = new RepositoryLocks(databaseUrl, config.databaseTimeoutMs);
+    cleanups.push(['repository locks', () => locks.close()]);
+    await removeOrphanRepositories(orm, git, locks, log);
 
     const metrics = new Metrics();
     const webhooks = await Webhooks.open(config, orm, metrics, log);
     const events = new EventRecorder(config.baseUrl);
     events.onRecord(webhooks.fanOut());
-    const locks = new RepositoryLocks(databaseUrl, config.databaseTimeoutMs);
-    cleanups.push(['repository locks', () => locks.close()]);
     const refs = new RefTransactions(orm, git, events, locks, log);
     const mergeability = new Mergeability(orm, git, log, metrics);
     refs.onRefsChanged(followRefs(events, git, mergeability));
@@ -131,7 +132,7 @@ export async function startService(
 
     // Git hosting: hooks, then the refs of every repository reconciled with the disk before
     // anything is served (a crash may have left ref updates without events).
-    const hosting = await GitHosting.start(config.dataDir);
+    const hosting = await GitHosting.start(config.dataDir, await pushCertSeed(orm, webhooks.box, config.dataDir));
     await reconcileAll(services);
 
     const jobs = await startAgenda(config, databaseUrl, log, [maintenanceJobs(services, locks), webhooks.jobs(), mergeability.jobs()]);
@@ -221,14 +222,36 @@ async function stopHttp(server: http.Server): Promise<void> {
   clearTimeout(timer);
 }
 
-/** A crash between deleting a repository's record and its directory leaves the directory: remove it. */
-async function removeOrphanRepositories(orm: MikroORM, git: GitStorage, log: Logger): Promise<void> {
+/**
+ * A directory without a record younger than this is left alone: its repository may be being
+ * created by another process (the directory is made inside the transaction that inserts the row),
+ * and no creation runs this long.
+ */
+const ORPHAN_GRACE_MS = 10 * 60_000;
+
+/**
+ * A crash between deleting a repository's record and its directory, or during a creation, leaves a
+ * directory without a record: removed at start-up once it is older than ORPHAN_GRACE_MS, under the
+ * repository's lock, and only if the record is still missing then. Another process sharing the
+ * repositories may be creating one right now: its directory is younger, and its row commits.
+ */
+async function removeOrphanRepositories(orm: MikroORM, git: GitStorage, locks: RepositoryLocks, log: Logger): Promise<void> {
   await git.removeLeftovers();
   const onDisk = await git.listIds();
   if (onDisk.length === 0) return;
-  const known = new Set((await orm.em.fork().find(Repository, { id: { $in: onDisk } }, { fields: ['id'] })).map((repo) => repo.id));
-  for (const id of onDisk.filter((id) => !known.has(id))) {
-    log.warn({ repositoryId: id }, 'removing repository data without a record');
-    await git.remove(id);
+  const known = async (ids: string[]) =>
+    new Set((await orm.em.fork().find(Repository, { id: { $in: ids } }, { fields: ['id'] })).map((repo) => repo.id));
+  const recorded = await known(onDisk);
+  for (const id of onDisk.filter((id) => !recorded.has(id))) {
+    if (!(await git.untouchedFor(id, ORPHAN_GRACE_MS))) continue;
+    const lock = await locks.acquire('push', id, { waitMs: 0 });
+    if (!lock) continue; // someone is working on it: not for a start-up to decide
+    try {
+      if ((await known([id])).has(id)) continue;
+      log.warn({ repositoryId: id }, 'removing repository data without a record');
+      await git.remove(id);
+    } finally {
+      await lock.release();
+    }
   }
 }

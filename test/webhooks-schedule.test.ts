@@ -1,11 +1,13 @@
 import { adminClient, createUser } from './support/client.js';
+import { GitSandbox, remoteUrl } from './support/git.js';
 import { eventually, Receiver, type Received } from './support/receiver.js';
 import { CairnServer, sleep } from './support/server.js';
 
 /**
  * A receiver that never answers, with a backlog: each attempt waits out the timeout, and the retry
  * schedule still holds because attempts run side by side instead of one timeout after another. A
- * healthy webhook on the same repository is not slowed meanwhile.
+ * healthy webhook on the same repository is not slowed meanwhile. A webhook already failing is
+ * sent a burst that becomes due at once, all of it.
  */
 const TIMEOUT_MS = 5_000;
 const DELAYS_MS = [2_000, 4_000, 8_000];
@@ -77,4 +79,32 @@ test('five deliveries to a receiver that never answers keep their schedule, and 
     'the five deliveries to fail after their last attempt',
   );
   expect(Date.now() - fired).toBeLessThan(ideal + 4_000);
+});
+
+test('a webhook already failing is sent what is due at once, not one timeout after another', async () => {
+  receiver.on('/already-failing', { status: 500 });
+  const owner = await createUser(adminClient(server), 'failing', ['repo', 'admin:repo_hook']);
+  const repo = (await owner.post('/repos', { name: 'already-failing' })).body.id as string;
+  const hookPath = `/repos/${repo}/webhooks/${(await owner.post(`/repos/${repo}/webhooks`, { url: receiver.url('/already-failing'), events: ['*'] })).body.id}`;
+  await owner.post(`/repos/${repo}/issues`, { title: 'fails' });
+  await eventually(async () => (await owner.get(hookPath)).body.failing_since, 10_000, 'the webhook to be failing');
+  const before = new Set(receiver.at('/already-failing').map((r) => r.headers['x-cairn-delivery']));
+
+  receiver.on('/already-failing', { delayMs: 60_000 }); // now it hangs, too
+  // One push of a branch and ten tags: 22 deliveries committed together, all due at once.
+  const git = await GitSandbox.create();
+  try {
+    const work = await git.init('tags');
+    await git.commit(work, 'tagged', { 'README.md': 'tags\n' });
+    for (let i = 0; i < 10; i++) await git.git(['tag', `t${i}`], { cwd: work });
+    await git.git(['push', '--quiet', remoteUrl(server, 'failing', 'already-failing', owner.token), 'main', '--tags'], { cwd: work });
+  } finally {
+    await git.cleanup();
+  }
+  const pushed = Date.now();
+  const fresh = () => receiver.at('/already-failing').filter((r) => !before.has(r.headers['x-cairn-delivery']));
+  await eventually(async () => fresh().length >= 22, 3_000, 'the 22 new deliveries to be sent');
+  expect(Math.max(...fresh().map((r) => r.at)) - pushed).toBeLessThan(1_500);
+  await sleep(500);
+  expect(new Set(fresh().map((r) => r.headers['x-cairn-delivery'])).size).toBe(fresh().length); // each once
 });

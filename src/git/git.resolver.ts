@@ -22,13 +22,15 @@ export class GitResolver {
   @Extensions({ cost: GIT_FIELD_COST })
   @FieldResolver(() => BranchConnection, { description: 'Branches in name order.' })
   branches(@Root() repo: Repository, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context) {
-    return limited(ctx.viewer.userId, () => listBranches(ctx.services.git.pathFor(repo.id), repo.defaultBranch, resolvePage(page)));
+    return limited(ctx.viewer.userId, async () =>
+      listBranches(await ctx.services.git.servedPath(repo.id), repo.defaultBranch, resolvePage(page)),
+    );
   }
 
   @Extensions({ cost: GIT_FIELD_COST })
   @FieldResolver(() => TagConnection, { description: 'Tags, newest first.' })
   tags(@Root() repo: Repository, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context) {
-    return limited(ctx.viewer.userId, () => listTags(ctx.services.git.pathFor(repo.id), resolvePage(page)));
+    return limited(ctx.viewer.userId, async () => listTags(await ctx.services.git.servedPath(repo.id), resolvePage(page)));
   }
 
   @Extensions({ cost: GIT_FIELD_COST })
@@ -43,7 +45,9 @@ export class GitResolver {
   ) {
     const resolved = resolvePage(page);
     if (repo.empty && ref == null) return { nodes: [], totalCount: 0, limit: resolved.limit, offset: resolved.offset, hasMore: false };
-    return limited(ctx.viewer.userId, () => listCommits(ctx.services.git.pathFor(repo.id), ref ?? repo.defaultBranch, resolved));
+    return limited(ctx.viewer.userId, async () =>
+      listCommits(await ctx.services.git.servedPath(repo.id), ref ?? repo.defaultBranch, resolved),
+    );
   }
 
   @Extensions({ cost: GIT_FIELD_COST })
@@ -59,7 +63,9 @@ export class GitResolver {
     @Ctx() ctx: Context,
   ): Promise<TreeEntryConnection> {
     const resolved = resolvePage(page);
-    return limited(ctx.viewer.userId, () => listTree(ctx.services.git.pathFor(repo.id), ref ?? repo.defaultBranch, path, resolved));
+    return limited(ctx.viewer.userId, async () =>
+      listTree(await ctx.services.git.servedPath(repo.id), ref ?? repo.defaultBranch, path, resolved),
+    );
   }
 
   @Extensions({ cost: BLOB_FIELD_COST })
@@ -73,6 +79,6 @@ export class GitResolver {
     @Arg('ref', () => String, { nullable: true }) ref: string | null,
     @Ctx() ctx: Context,
   ): Promise<Blob> {
-    return limited(ctx.viewer.userId, () => readBlob(ctx.services.git.pathFor(repo.id), ref ?? repo.defaultBranch, path));
+    return limited(ctx.viewer.userId, async () => readBlob(await ctx.services.git.servedPath(repo.id), ref ?? repo.defaultBranch, path));
   }
 }

@@ -108,8 +108,8 @@ cat > "$report.tmp" && mv "$report.tmp" "$report"
  * per-repository hook files to keep up to date), and sets up what they are
  * handed (receive-settings.ts). Rewritten at every start.
  */
-export async function installHooks(dataDir: string): Promise<string> {
-  await configureReceive(dataDir);
+export async function installHooks(dataDir: string, nonceSeed: string): Promise<string> {
+  await configureReceive(dataDir, nonceSeed);
   const dir = path.join(dataDir, 'git-hooks');
   await fs.mkdir(dir, { recursive: true });
   for (const [name, script] of [

@@ -39,8 +39,9 @@ export class GitHosting {
     readonly requestsDir: string,
   ) {}
 
-  static async start(dataDir: string): Promise<GitHosting> {
-    const hooksDir = await installHooks(dataDir);
+  /** `nonceSeed`: the site's signed-push nonce seed (receive-settings.ts). */
+  static async start(dataDir: string, nonceSeed: string): Promise<GitHosting> {
+    const hooksDir = await installHooks(dataDir, nonceSeed);
     const reportsDir = path.join(dataDir, 'tmp', 'push-reports');
     await fs.rm(reportsDir, { recursive: true, force: true }); // reports of pushes that died with the last process
     await fs.mkdir(reportsDir, { recursive: true });

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
-import type { Agenda, Job } from 'agenda';
+import type { Agenda } from 'agenda';
 import type { GitStorage } from './storage.js';
-import type { JobDefinitions } from '../jobs/agenda.js';
+import { defineJob, type JobDefinitions } from '../jobs/agenda.js';
 import type { Logger } from '../logger.js';
 import type { RepositoryLocks } from './repository-lock.js';
 import { gitBounds, LONG_WORK_FACTOR } from './git-bounds.js';
@@ -53,13 +53,9 @@ async function maintainRepository(services: MaintenanceDeps, locks: RepositoryLo
 
 export function maintenanceJobs(services: MaintenanceDeps, locks: RepositoryLocks): JobDefinitions {
   return (agenda) => {
-    agenda.define(
-      MAINTENANCE_JOB,
-      async (job: Job<MaintenanceData>) => {
-        await maintainRepository(services, locks, job.attrs.data.repositoryId);
-      },
-      { concurrency: 2, lockLifetime: 60 * 60_000 },
-    );
+    defineJob<MaintenanceData>(agenda, MAINTENANCE_JOB, (job) => maintainRepository(services, locks, job.attrs.data.repositoryId), {
+      concurrency: 2,
+    });
   };
 }
 

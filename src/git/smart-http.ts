@@ -95,7 +95,7 @@ async function handle(
 
   req.setTimeout(IDLE_TIMEOUT_MS, () => req.destroy());
   const pace = ClientPace.watch(req, res, services.config.gitPaceWindowMs, services.log);
-  const dir = services.git.pathFor(access.repo.id);
+  const dir = await services.git.servedPath(access.repo.id);
   const gitProtocol = gitProtocolFrom(req.get('git-protocol'));
   // Partial clone is served whatever the repository's own config says (repositories created before it).
   const fetchConfig = ['uploadpack.allowFilter=true'];

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { DomainError } from '../errors/domain-error.js';
+import type { Logger } from '../logger.js';
 import { GitCommandError, runGit } from './run-git.js';
 
 export interface InitialFile {
@@ -14,14 +16,38 @@ export interface Signature {
 }
 
 /**
- * Bare repositories on disk, one directory per repository id
- * (`<dataDir>/repositories/<id>.git`), so renaming a repository moves nothing.
+ * Bare repositories on disk, one directory per repository id (`<root>/<id>.git`, the root being
+ * CAIRN_REPOSITORIES_DIR), so renaming a repository moves nothing.
  */
 export class GitStorage {
-  readonly root: string;
+  constructor(
+    readonly root: string,
+    private readonly log: Logger,
+  ) {}
 
-  constructor(dataDir: string) {
-    this.root = path.join(dataDir, 'repositories');
+  /**
+   * The directory of a repository the database knows, for serving it. Missing, it is not the
+   * repository that is gone (a deleted one has no record) but this process's view of the shared
+   * repositories storage (CAIRN_REPOSITORIES_DIR not mounted, or another directory): logged, and
+   * answered 503 naming it rather than as a request git could not process.
+   */
+  async servedPath(repositoryId: string): Promise<string> {
+    const dir = this.pathFor(repositoryId);
+    try {
+      await fs.access(path.join(dir, 'HEAD'));
+      return dir;
+    } catch {
+      this.log.error(
+        { repositoryId, dir, repositoriesDir: this.root },
+        'repository data missing: the database knows it, CAIRN_REPOSITORIES_DIR has no directory for it',
+      );
+      throw new DomainError(
+        'UNAVAILABLE',
+        "this repository's data cannot be found on this server's repositories storage; try again later",
+        [],
+        30,
+      );
+    }
   }
 
   pathFor(repositoryId: string): string {
@@ -133,6 +159,17 @@ export class GitStorage {
     } catch {
       return [];
     }
+  }
+
+  /** Whether a repository's directory has not changed for `ms` (nor its refs, nor its objects' fan-out). */
+  async untouchedFor(repositoryId: string, ms: number): Promise<boolean> {
+    const dir = this.pathFor(repositoryId);
+    const since = Date.now() - ms;
+    for (const part of ['', 'refs', 'objects']) {
+      const stats = await fs.stat(path.join(dir, part)).catch(() => null);
+      if (stats && stats.mtimeMs > since) return false;
+    }
+    return true;
   }
 
   /** Leftovers of interrupted deletions. */

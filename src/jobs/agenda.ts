@@ -1,4 +1,4 @@
-import { Agenda, type NotificationChannel } from 'agenda';
+import { Agenda, type Job, type NotificationChannel } from 'agenda';
 import { Settings as LuxonSettings } from 'luxon';
 import pg from 'pg';
 import type { Config } from '../config.js';
@@ -13,6 +13,37 @@ LuxonSettings.defaultLocale = 'en-US';
 
 /** A capability's background jobs: it defines them on the shared Agenda before it starts. */
 export type JobDefinitions = (agenda: Agenda) => void | Promise<void>;
+
+/**
+ * How long a job's lock outlives the last sign of life of the process running it: a process that
+ * dies or hangs (SIGSTOP) leaves its jobs — a sweep, a retry, a maintenance run — to the others
+ * after this (plus their next poll), not after Agenda's default of 10 minutes. A job running longer
+ * renews its lock (`defineJob`).
+ */
+export const JOB_LOCK_LIFETIME_MS = 20_000;
+
+/** Options a job definition may set (Agenda's, but the lock's lifetime: every job has JOB_LOCK_LIFETIME_MS). */
+type JobOptions = Parameters<Agenda['define']>[2] & { lockLifetime?: never };
+
+/**
+ * Defines a job whose lock is renewed while it runs, every third of its lifetime: long work
+ * (maintenance, a purge of many deliveries) keeps its job, and a process that stops renewing loses
+ * it within JOB_LOCK_LIFETIME_MS.
+ */
+export function defineJob<DATA>(agenda: Agenda, name: string, run: (job: Job<DATA>) => Promise<unknown>, options?: JobOptions): void {
+  agenda.define<DATA>(
+    name,
+    async (job) => {
+      const renewal = setInterval(() => job.touch().catch(() => undefined), JOB_LOCK_LIFETIME_MS / 3);
+      try {
+        await run(job);
+      } finally {
+        clearInterval(renewal);
+      }
+    },
+    options,
+  );
+}
 
 /**
  * Agenda on PostgreSQL (the service's own database, LISTEN/NOTIFY wakes
@@ -56,7 +87,13 @@ export async function startAgenda(
     pool.on('error', (error: Error) => log.warn({ err: error }, 'agenda database connection error'));
     keepListening(backend.notificationChannel, log);
   }
-  const agenda = new Agenda({ backend, processEvery: '5 seconds', maxConcurrency: 64, defaultConcurrency: 8 });
+  const agenda = new Agenda({
+    backend,
+    processEvery: '5 seconds',
+    maxConcurrency: 64,
+    defaultConcurrency: 8,
+    defaultLockLifetime: JOB_LOCK_LIFETIME_MS,
+  });
   agenda.on('error', (error: unknown) => log.error({ err: error }, 'agenda error'));
   for (const define of definitions) await define(agenda);
   try {

@@ -4,7 +4,7 @@ import type { Agenda } from 'agenda';
 import { FairSlots, mapLimit } from '../git/concurrency.js';
 import type { GitStorage } from '../git/storage.js';
 import type { Metrics } from '../http/metrics.js';
-import type { JobDefinitions } from '../jobs/agenda.js';
+import { defineJob, type JobDefinitions } from '../jobs/agenda.js';
 import type { Logger } from '../logger.js';
 import { GitLimitExceeded } from '../git/run-git.js';
 import { countCommitsOf, mergeTree } from './pull-request.git.js';
@@ -67,7 +67,7 @@ export class Mergeability {
 
   jobs(): JobDefinitions {
     return (agenda: Agenda) => {
-      agenda.define(MERGEABILITY_SWEEP_JOB, () => this.sweep(), { concurrency: 1 });
+      defineJob(agenda, MERGEABILITY_SWEEP_JOB, () => this.sweep(), { concurrency: 1 });
     };
   }
 

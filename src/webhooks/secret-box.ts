@@ -1,33 +1,46 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { siteValue } from '../db/site-values.js';
+
+/** What the site's check value says, sealed with the site's key: a key that cannot open it is another key. */
+const CHECK_TEXT = 'cairn site key';
+
+/** The error of a process whose key is not the site's: it refuses to start. */
+export class SiteKeyMismatch extends Error {
+  constructor(fromEnvironment: boolean) {
+    super(
+      fromEnvironment
+        ? "CAIRN_SECRET_KEY is not the key this site's webhook secrets are encrypted with: set the same CAIRN_SECRET_KEY on every process of the site (or unset it to use the key kept in the database)"
+        : "the key kept in this data dir's secret-key file is not the key this site's webhook secrets are encrypted with: set CAIRN_SECRET_KEY to the site's key, or remove the file",
+    );
+    this.name = 'SiteKeyMismatch';
+  }
+}
 
 /**
- * Webhook secrets at rest: AES-256-GCM with a key from CAIRN_SECRET_KEY, or
- * one generated once into `<dataDir>/secret-key` (mode 0600). Stored as
- * `v1:<base64 of iv | tag | ciphertext>`. Several processes sharing a
- * database must share the key: set CAIRN_SECRET_KEY for them.
+ * Webhook secrets (and the other site secrets) at rest: AES-256-GCM under one key per site, stored
+ * as `v1:<base64 of iv | tag | ciphertext>`. The key is CAIRN_SECRET_KEY — the base64 of 32 bytes
+ * is used as it is, any other text (≥ 32 characters) through SHA-256 — or, without it, generated
+ * once into the database by the first process to start (a data dir's `secret-key` file from an
+ * earlier version is taken over instead). Every process checks its key against a value sealed
+ * with the site's key and refuses to start on another one.
  */
 export class SecretBox {
   private constructor(private readonly key: Buffer) {}
 
-  static async open(configuredKey: string | undefined, dataDir: string): Promise<SecretBox> {
-    if (configuredKey) return new SecretBox(createHash('sha256').update(configuredKey, 'utf8').digest());
-    const file = path.join(dataDir, 'secret-key');
+  static async open(configuredKey: string | undefined, orm: MikroORM, dataDir: string): Promise<SecretBox> {
+    const box = new SecretBox(configuredKey ? keyFromSetting(configuredKey) : await siteKey(orm, dataDir));
+    const check = await siteValue(orm, 'secret-key-check', () => box.seal(CHECK_TEXT));
+    let opened: string | null = null;
     try {
-      const stored = Buffer.from((await fs.readFile(file, 'utf8')).trim(), 'base64');
-      if (stored.length === 32) return new SecretBox(stored);
-      throw new Error(`${file} does not hold a 32-byte key`);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      opened = box.open(check);
+    } catch {
+      /* another key */
     }
-    const key = randomBytes(32);
-    await fs.mkdir(dataDir, { recursive: true });
-    await fs.writeFile(file, `${key.toString('base64')}\n`, { mode: 0o600, flag: 'wx' }).catch(async (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EEXIST') return; // another process won the race: use its key
-      throw error;
-    });
-    return SecretBox.open(undefined, dataDir);
+    if (opened !== CHECK_TEXT) throw new SiteKeyMismatch(configuredKey !== undefined);
+    return box;
   }
 
   seal(plaintext: string): string {
@@ -43,5 +56,34 @@ export class SecretBox {
     const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12));
     decipher.setAuthTag(raw.subarray(12, 28));
     return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+  }
+}
+
+/** CAIRN_SECRET_KEY as a key: the site's own key written out (base64 of 32 bytes) as it is, a passphrase hashed. */
+function keyFromSetting(setting: string): Buffer {
+  const raw = /^[A-Za-z0-9+/]{43}=$/.test(setting) ? Buffer.from(setting, 'base64') : null;
+  return raw?.length === 32 ? raw : createHash('sha256').update(setting, 'utf8').digest();
+}
+
+/** The key kept in the database; the first process offers its data dir's old `secret-key` file, or a new key. */
+async function siteKey(orm: MikroORM, dataDir: string): Promise<Buffer> {
+  const stored = await siteValue(orm, 'secret-key', async () => (await legacyKey(dataDir)) ?? randomBytes(32).toString('base64'));
+  const key = Buffer.from(stored, 'base64');
+  if (key.length !== 32) throw new Error("the site's secret key in the database is not 32 bytes");
+  const legacy = await legacyKey(dataDir);
+  if (legacy !== null && legacy !== stored) throw new SiteKeyMismatch(false);
+  return key;
+}
+
+/** The key an earlier version generated into `<dataDir>/secret-key`, base64; null without one. */
+async function legacyKey(dataDir: string): Promise<string | null> {
+  const file = path.join(dataDir, 'secret-key');
+  try {
+    const stored = (await fs.readFile(file, 'utf8')).trim();
+    if (Buffer.from(stored, 'base64').length !== 32) throw new Error(`${file} does not hold a 32-byte key`);
+    return stored;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
   }
 }

@@ -1,8 +1,8 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Agenda, Job } from 'agenda';
+import type { Agenda } from 'agenda';
 import type { Config } from '../config.js';
 import type { Metrics } from '../http/metrics.js';
-import type { JobDefinitions } from '../jobs/agenda.js';
+import { defineJob, type JobDefinitions } from '../jobs/agenda.js';
 import type { Logger } from '../logger.js';
 import { DELIVER_JOB, type DeliveryWorker } from './delivery-worker.js';
 import type { WebhookHealth } from './webhook-health.js';
@@ -27,13 +27,13 @@ export function webhookJobs(
 ): JobDefinitions {
   return async (agenda: Agenda) => {
     // Hands the webhook to a drain in this process and completes at once: no job slot is held while attempts run.
-    agenda.define(DELIVER_JOB, (job: Job<{ webhookId: string }>) => worker.run(job), { concurrency: 16, removeOnComplete: true });
-    agenda.define(SWEEP_JOB, async () => {
+    defineJob<{ webhookId: string }>(agenda, DELIVER_JOB, (job) => worker.run(job), { concurrency: 16, removeOnComplete: true });
+    defineJob(agenda, SWEEP_JOB, async () => {
       worker.wake(await dueWebhooks(orm, 2));
       await health.sweep();
       metrics.queueDepth.set(await pendingCount(orm));
     });
-    agenda.define(PURGE_JOB, () => purgeExpiredDeliveries(orm, config.deliveryRetentionMs, log));
+    defineJob(agenda, PURGE_JOB, () => purgeExpiredDeliveries(orm, config.deliveryRetentionMs, log));
   };
 }
 

