@@ -19,7 +19,7 @@ import { EventRecorder } from './events/event-recorder.js';
 import { configureGitBounds } from './git/git-bounds.js';
 import { GitHosting } from './git/hosting.js';
 import { maintenanceJobs, maintenanceScheduler } from './git/maintenance.js';
-import { reconcileAll } from './git/reconcile.js';
+import { reconcileAll, reconcileJobs, scheduleReconcile } from './git/reconcile.js';
 import { RefTransactions } from './git/ref-transaction.js';
 import { pushCertSeed } from './git/receive-settings.js';
 import { RepositoryLocks } from './git/repository-lock.js';
@@ -135,10 +135,16 @@ export async function startService(
     const hosting = await GitHosting.start(config.dataDir, await pushCertSeed(orm, webhooks.box, config.dataDir));
     await reconcileAll(services);
 
-    const jobs = await startAgenda(config, databaseUrl, log, [maintenanceJobs(services, locks), webhooks.jobs(), mergeability.jobs()]);
+    const jobs = await startAgenda(config, databaseUrl, log, [
+      maintenanceJobs(services, locks),
+      reconcileJobs(services),
+      webhooks.jobs(),
+      mergeability.jobs(),
+    ]);
     const agenda: Agenda = jobs.agenda;
     cleanups.push(['jobs', () => jobs.stop()]);
     refs.onCommitted(maintenanceScheduler(agenda, log));
+    await scheduleReconcile(agenda);
     await webhooks.start(agenda, embedded !== null);
     await mergeability.start(agenda);
     cleanups.push(['mergeability checks', () => mergeability.stop()]);

@@ -1,4 +1,5 @@
 import { verify } from '@octokit/webhooks-methods';
+import pg from 'pg';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -156,3 +157,38 @@ test('A killed (kill -9) while delivering: B delivers every event within 60 s', 
   console.log(`A killed: every delivery succeeded through B ${Date.now() - killed} ms later`);
   a = await a.restart(); // the site whole again, for the clean-up
 }, 120_000);
+
+test("ref changes a dead process left unrecorded are recorded within 60 s, credited to the journal's pusher", async () => {
+  const pusher = await createUser(adminClient(a), 'pusher', ['repo', 'admin:repo_hook']);
+  const repo = (await pusher.post('/repos', { name: 'unrecorded', auto_init: true })).body.id as string;
+  await pusher.post(`/repos/${repo}/webhooks`, { url: receiver.url('/unrecorded'), events: ['push'] });
+  const userId = (await pusher.gql('{ viewer { id } }')).viewer.id as string;
+
+  // What a process killed mid-push leaves: its journal entry, and the ref it moved.
+  const bare = path.join(shared, `${repo}.git`);
+  const identity = {
+    GIT_AUTHOR_NAME: 'P',
+    GIT_AUTHOR_EMAIL: 'p@example.test',
+    GIT_COMMITTER_NAME: 'P',
+    GIT_COMMITTER_EMAIL: 'p@example.test',
+  };
+  const moved = (
+    await git.git(['-C', bare, 'commit-tree', 'HEAD^{tree}', '-p', 'HEAD', '-m', 'moved by a process that died'], { env: identity })
+  ).trim();
+  const db = new pg.Client({ connectionString: a.databaseUrl });
+  await db.connect();
+  try {
+    await db.query(`insert into git_push_journal (repository_id, user_id, started_at) values ($1, $2, now() - interval '20 seconds')`, [
+      repo,
+      userId,
+    ]);
+  } finally {
+    await db.end();
+  }
+  await git.git(['-C', bare, 'update-ref', 'refs/heads/main', moved]);
+  const left = Date.now();
+
+  const [event] = await receiver.waitFor('/unrecorded', 1, 60_000);
+  expect(event!.body).toMatchObject({ ref: 'refs/heads/main', after: moved, sender: { login: 'pusher' } });
+  console.log(`an unrecorded ref change recorded ${Date.now() - left} ms after it was left`);
+}, 90_000);
