@@ -146,6 +146,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (secretKey !== undefined && secretKey.length < 32) {
     throw new ConfigError('CAIRN_SECRET_KEY', 'must be at least 32 characters');
   }
+  if (secretKey?.startsWith('base64:') && !/^base64:[A-Za-z0-9+/]{43}=$/.test(secretKey)) {
+    throw new ConfigError('CAIRN_SECRET_KEY', '"base64:" must be followed by the base64 of 32 bytes (44 characters)');
+  }
 
   const adminToken = read('CAIRN_ADMIN_TOKEN');
   if (adminToken !== undefined && !/^[\x21-\x7e]{20,200}$/.test(adminToken)) {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { within } from './deadline.js';
 import http from 'node:http';
 import type { Agenda } from 'agenda';
@@ -14,6 +15,7 @@ import { closeFastReads } from './db/fast-read.js';
 import { openDatabase } from './db/orm.js';
 import { DiskSpace } from './disk/disk-space.js';
 import { reportNoSpaceTo } from './errors/no-space.js';
+import { siteValue } from './db/site-values.js';
 import { reportUnavailabilityTo } from './errors/unavailable.js';
 import { EventRecorder } from './events/event-recorder.js';
 import { configureGitBounds } from './git/git-bounds.js';
@@ -101,9 +103,10 @@ export async function startService(
     ]);
     await bootstrapAdmin(orm, config, log);
 
-    const git = new GitStorage(config.repositoriesDir, log);
+    const git = new GitStorage(config.repositoriesDir, log, orm);
     const locks = new RepositoryLocks(databaseUrl, config.databaseTimeoutMs);
     cleanups.push(['repository locks', () => locks.close()]);
+    await git.claimFor(await siteValue(orm, 'site-id', () => randomUUID()));
     await removeOrphanRepositories(orm, git, locks, log);
 
     const metrics = new Metrics();
@@ -234,6 +237,8 @@ async function stopHttp(server: http.Server): Promise<void> {
  * and no creation runs this long.
  */
 const ORPHAN_GRACE_MS = 10 * 60_000;
+/** More directories without a record than this (and a tenth of all) are not removed, but reported. */
+const ORPHANS_AT_MOST = 10;
 
 /**
  * A crash between deleting a repository's record and its directory, or during a creation, leaves a
@@ -248,8 +253,17 @@ async function removeOrphanRepositories(orm: MikroORM, git: GitStorage, locks: R
   const known = async (ids: string[]) =>
     new Set((await orm.em.fork().find(Repository, { id: { $in: ids } }, { fields: ['id'] })).map((repo) => repo.id));
   const recorded = await known(onDisk);
-  for (const id of onDisk.filter((id) => !recorded.has(id))) {
-    if (!(await git.untouchedFor(id, ORPHAN_GRACE_MS))) continue;
+  const orphans: string[] = [];
+  for (const id of onDisk.filter((id) => !recorded.has(id))) if (await git.untouchedFor(id, ORPHAN_GRACE_MS)) orphans.push(id);
+  // A crash leaves one or two; many at once say the database is not the one these repositories belong to.
+  if (orphans.length > Math.max(ORPHANS_AT_MOST, onDisk.length / 10)) {
+    log.error(
+      { orphans: orphans.length, repositories: onDisk.length },
+      'not removing repository data without records: too many for a crash to leave (is DATABASE_URL right?)',
+    );
+    return;
+  }
+  for (const id of orphans) {
     const lock = await locks.acquire('push', id, { waitMs: 0 });
     if (!lock) continue; // someone is working on it: not for a start-up to decide
     try {

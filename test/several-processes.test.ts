@@ -129,13 +129,30 @@ test('a repository the database knows but the storage lacks answers 503, naming 
   expect((await git.run(['clone', '--quiet', remoteUrl(b, 'lost', 'lost', owner.token), git.path('found')])).code).toBe(0);
 });
 
-test("a process whose CAIRN_SECRET_KEY is not the site's refuses to start, naming the setting", async () => {
+test("a process whose CAIRN_SECRET_KEY is not the site's refuses to start, naming the setting; the site's key written out starts", async () => {
   await expect(
     CairnServer.start({
       env: { CAIRN_REPOSITORIES_DIR: shared, CAIRN_SECRET_KEY: 'not the key of this site, but long enough' },
       shareDatabaseWith: a,
     }),
   ).rejects.toThrow(/CAIRN_SECRET_KEY is not the key this site's webhook secrets are encrypted with/);
+  // The generated key, moved into the environment as the deployment guide says.
+  const db = new pg.Client({ connectionString: a.databaseUrl });
+  await db.connect();
+  const stored = await db.query<{ value: string }>(`select value from site_values where name = 'secret-key'`).finally(() => db.end());
+  const pinned = await CairnServer.start({
+    env: { CAIRN_REPOSITORIES_DIR: shared, CAIRN_SECRET_KEY: `base64:${stored.rows[0]!.value}` },
+    shareDatabaseWith: a,
+  });
+  await pinned.destroy(true);
+});
+
+test('a process on another database (an empty one) refuses the shared repositories instead of taking them for orphans', async () => {
+  const before = await fs.readdir(shared);
+  await expect(CairnServer.start({ env: { CAIRN_REPOSITORIES_DIR: shared } })).rejects.toThrow(
+    /CAIRN_REPOSITORIES_DIR \(.*\) belongs to another site than this database's/,
+  );
+  expect(await fs.readdir(shared)).toEqual(before);
 });
 
 test('A killed (kill -9) while delivering: B delivers every event within 60 s', async () => {

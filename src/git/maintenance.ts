@@ -53,9 +53,15 @@ async function maintainRepository(services: MaintenanceDeps, locks: RepositoryLo
 
 export function maintenanceJobs(services: MaintenanceDeps, locks: RepositoryLocks): JobDefinitions {
   return (agenda) => {
-    defineJob<MaintenanceData>(agenda, MAINTENANCE_JOB, (job) => maintainRepository(services, locks, job.attrs.data.repositoryId), {
-      concurrency: 2,
-    });
+    defineJob<MaintenanceData>(
+      agenda,
+      services.log,
+      MAINTENANCE_JOB,
+      (job) => maintainRepository(services, locks, job.attrs.data.repositoryId),
+      {
+        concurrency: 2,
+      },
+    );
   };
 }
 

@@ -37,7 +37,7 @@ export async function reconcileAll(services: ReconcileDeps): Promise<void> {
  */
 export function reconcileJobs(services: ReconcileDeps): JobDefinitions {
   return (agenda: Agenda) => {
-    defineJob(agenda, RECONCILE_JOB, async () => {
+    defineJob(agenda, services.log, RECONCILE_JOB, async () => {
       const rows = await services.orm.em
         .fork()
         .execute<{ repository_id: string }[]>(

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { DomainError } from '../errors/domain-error.js';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { DomainError, notFound } from '../errors/domain-error.js';
 import type { Logger } from '../logger.js';
 import { GitCommandError, runGit } from './run-git.js';
 
@@ -15,6 +16,9 @@ export interface Signature {
   email: string;
 }
 
+/** The file in the repositories directory that names the site it belongs to. */
+const SITE_MARKER = '.cairn-site';
+
 /**
  * Bare repositories on disk, one directory per repository id (`<root>/<id>.git`, the root being
  * CAIRN_REPOSITORIES_DIR), so renaming a repository moves nothing.
@@ -23,13 +27,15 @@ export class GitStorage {
   constructor(
     readonly root: string,
     private readonly log: Logger,
+    private readonly orm: MikroORM,
   ) {}
 
   /**
-   * The directory of a repository the database knows, for serving it. Missing, it is not the
-   * repository that is gone (a deleted one has no record) but this process's view of the shared
+   * The directory of a repository the database knows, for serving it. Missing while its record is
+   * still there, it is not the repository that is gone but this process's view of the shared
    * repositories storage (CAIRN_REPOSITORIES_DIR not mounted, or another directory): logged, and
-   * answered 503 naming it rather than as a request git could not process.
+   * answered 503 naming it rather than as a request git could not process. Missing with its record
+   * gone, it was deleted while this request ran: 404.
    */
   async servedPath(repositoryId: string): Promise<string> {
     const dir = this.pathFor(repositoryId);
@@ -37,6 +43,8 @@ export class GitStorage {
       await fs.access(path.join(dir, 'HEAD'));
       return dir;
     } catch {
+      const [recorded] = await this.orm.em.fork().execute(`select 1 from repositories where id = ?`, [repositoryId]);
+      if (!recorded) throw notFound('repository');
       this.log.error(
         { repositoryId, dir, repositoriesDir: this.root },
         'repository data missing: the database knows it, CAIRN_REPOSITORIES_DIR has no directory for it',
@@ -161,15 +169,47 @@ export class GitStorage {
     }
   }
 
-  /** Whether a repository's directory has not changed for `ms` (nor its refs, nor its objects' fan-out). */
+  /**
+   * Whether a repository's directory has not changed for `ms` (nor its refs, nor its objects'
+   * fan-out). Measured against the file system's own clock (a file written now in the root), not
+   * this machine's: on shared storage the two may differ. Anything that cannot be read counts as
+   * changed.
+   */
   async untouchedFor(repositoryId: string, ms: number): Promise<boolean> {
     const dir = this.pathFor(repositoryId);
-    const since = Date.now() - ms;
-    for (const part of ['', 'refs', 'objects']) {
-      const stats = await fs.stat(path.join(dir, part)).catch(() => null);
-      if (stats && stats.mtimeMs > since) return false;
+    const probe = path.join(this.root, `.clock-${randomBytes(4).toString('hex')}`);
+    await fs.writeFile(probe, '');
+    try {
+      const since = (await fs.stat(probe)).mtimeMs - ms;
+      for (const part of ['', 'refs', 'objects']) {
+        const stats = await fs
+          .stat(path.join(dir, part))
+          .catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? null : 'unreadable'));
+        if (stats === 'unreadable' || (stats && stats.mtimeMs > since)) return false;
+      }
+      return true;
+    } finally {
+      await fs.rm(probe, { force: true });
     }
-    return true;
+  }
+
+  /**
+   * Marks the repositories directory as this site's (`.cairn-site`, naming the database's site id),
+   * or refuses it when it is another's: a process on the wrong database (an empty embedded one, a
+   * staging copy) would otherwise take every repository for an orphan.
+   */
+  async claimFor(siteId: string): Promise<void> {
+    await fs.mkdir(this.root, { recursive: true });
+    const marker = path.join(this.root, SITE_MARKER);
+    await fs.writeFile(marker, `${siteId}\n`, { flag: 'wx' }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
+    const owner = (await fs.readFile(marker, 'utf8')).trim();
+    if (owner !== siteId) {
+      throw new Error(
+        `CAIRN_REPOSITORIES_DIR (${this.root}) belongs to another site than this database's (${SITE_MARKER} names ${owner}, the database ${siteId}): check DATABASE_URL and CAIRN_REPOSITORIES_DIR`,
+      );
+    }
   }
 
   /** Leftovers of interrupted deletions. */

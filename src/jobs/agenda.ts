@@ -20,36 +20,51 @@ export type JobDefinitions = (agenda: Agenda) => void | Promise<void>;
  * after this (plus their next poll), not after Agenda's default of 10 minutes. A job running longer
  * renews its lock (`defineJob`).
  */
-export const JOB_LOCK_LIFETIME_MS = 20_000;
+const JOB_LOCK_LIFETIME_MS = 20_000;
 
 /** Options a job definition may set (Agenda's, but the lock's lifetime: every job has JOB_LOCK_LIFETIME_MS). */
 type JobOptions = Parameters<Agenda['define']>[2] & { lockLifetime?: never };
 
+/** Jobs of one definition running at once in a process, unless it says otherwise (Agenda's `defaultConcurrency`). */
+const DEFAULT_CONCURRENCY = 8;
+
 /**
  * Defines a job whose lock is renewed while it runs, every third of its lifetime: long work
  * (maintenance, a purge of many deliveries) keeps its job, and a process that stops renewing loses
- * it within JOB_LOCK_LIFETIME_MS.
+ * it within JOB_LOCK_LIFETIME_MS. A renewal that fails is logged (another process may take the job
+ * once the lock lapses); the last one has landed before the job's end is saved, so it cannot lock
+ * a finished job again. A process locks at most as many jobs of a definition as it runs at once:
+ * one locked and left waiting would lapse and be locked again, over and over.
  */
-export function defineJob<DATA>(agenda: Agenda, name: string, run: (job: Job<DATA>) => Promise<unknown>, options?: JobOptions): void {
+export function defineJob<DATA>(
+  agenda: Agenda,
+  log: Logger,
+  name: string,
+  run: (job: Job<DATA>) => Promise<unknown>,
+  options: JobOptions = {},
+): void {
   agenda.define<DATA>(
     name,
     async (job) => {
-      const renewal = setInterval(() => job.touch().catch(() => undefined), JOB_LOCK_LIFETIME_MS / 3);
+      let renewing: Promise<void> = Promise.resolve();
+      const renewal = setInterval(() => {
+        renewing = renewing.then(() =>
+          job
+            .touch()
+            .catch((error: unknown) => log.warn({ err: error, job: name }, 'could not renew a job lock; another process may take the job')),
+        );
+      }, JOB_LOCK_LIFETIME_MS / 3);
       try {
         await run(job);
       } finally {
         clearInterval(renewal);
+        await renewing;
       }
     },
-    options,
+    { lockLimit: options.concurrency ?? DEFAULT_CONCURRENCY, ...options },
   );
 }
 
-/**
- * Agenda on PostgreSQL (the service's own database, LISTEN/NOTIFY wakes
- * workers at once) or, with MONGODB_URL, on MongoDB. Jobs are locked in the
- * store, so several service processes on one database run each job once.
- */
 export async function startAgenda(
   config: Config,
   databaseUrl: string,
@@ -91,7 +106,7 @@ export async function startAgenda(
     backend,
     processEvery: '5 seconds',
     maxConcurrency: 64,
-    defaultConcurrency: 8,
+    defaultConcurrency: DEFAULT_CONCURRENCY,
     defaultLockLifetime: JOB_LOCK_LIFETIME_MS,
   });
   agenda.on('error', (error: unknown) => log.error({ err: error }, 'agenda error'));

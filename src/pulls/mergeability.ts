@@ -67,7 +67,7 @@ export class Mergeability {
 
   jobs(): JobDefinitions {
     return (agenda: Agenda) => {
-      defineJob(agenda, MERGEABILITY_SWEEP_JOB, () => this.sweep(), { concurrency: 1 });
+      defineJob(agenda, this.log, MERGEABILITY_SWEEP_JOB, () => this.sweep(), { concurrency: 1 });
     };
   }
 

@@ -27,13 +27,13 @@ export function webhookJobs(
 ): JobDefinitions {
   return async (agenda: Agenda) => {
     // Hands the webhook to a drain in this process and completes at once: no job slot is held while attempts run.
-    defineJob<{ webhookId: string }>(agenda, DELIVER_JOB, (job) => worker.run(job), { concurrency: 16, removeOnComplete: true });
-    defineJob(agenda, SWEEP_JOB, async () => {
+    defineJob<{ webhookId: string }>(agenda, log, DELIVER_JOB, (job) => worker.run(job), { concurrency: 16, removeOnComplete: true });
+    defineJob(agenda, log, SWEEP_JOB, async () => {
       worker.wake(await dueWebhooks(orm, 2));
       await health.sweep();
       metrics.queueDepth.set(await pendingCount(orm));
     });
-    defineJob(agenda, PURGE_JOB, () => purgeExpiredDeliveries(orm, config.deliveryRetentionMs, log));
+    defineJob(agenda, log, PURGE_JOB, () => purgeExpiredDeliveries(orm, config.deliveryRetentionMs, log));
   };
 }
 
