@@ -43,6 +43,10 @@ async function smallDisk(): Promise<string> {
   return mount;
 }
 
+/** The repository directories on a data dir (not the file naming the site). */
+const repositoryDirs = async (mount: string) =>
+  (await fs.readdir(path.join(mount, 'repositories'))).filter((name) => name.endsWith('.git'));
+
 const freeBytes = async (mount: string) => {
   const stats = await fs.statfs(mount);
   return stats.bavail * stats.bsize;
@@ -126,7 +130,7 @@ async function fullEmbedded(server: CairnServer, mount: string): Promise<void> {
   const created = await owner.post('/repos', { name: 'born-full', auto_init: true });
   expect(created.status).toBe(507);
   expect((await owner.get('/repos/filler/born-full/resolve')).status).toBe(404);
-  expect(await fs.readdir(path.join(mount, 'repositories'))).toEqual([`${repo}.git`]);
+  expect(await repositoryDirs(mount)).toEqual([`${repo}.git`]);
 
   const ready = await fetch(`${server.url}/readyz`);
   expect(ready.status).toBe(503);
@@ -189,7 +193,7 @@ test('with the database elsewhere, a repository git cannot create on the full di
       expect(created.body.error).toMatchObject({ code: 'insufficient_storage', message: expect.stringMatching(/server's disk is full/) });
       expect((await owner.get(`/repos/gitfull/born-full-${autoInit}/resolve`)).status).toBe(404);
     }
-    expect(await fs.readdir(path.join(mount, 'repositories'))).toEqual([`${repo}.git`]);
+    expect(await repositoryDirs(mount)).toEqual([`${repo}.git`]);
     // What needs only the database still works.
     expect((await owner.post(`/repos/${repo}/issues`, { title: 'the database has room' })).status).toBe(201);
     expect(await (await fetch(`${server.url}/readyz`)).json()).toEqual({ status: 'not_ready', reason: 'disk_full' });
