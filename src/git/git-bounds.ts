@@ -22,6 +22,8 @@ export const LONG_WORK_FACTOR = 10;
 
 let bounds: GitBoundSettings = { timeoutMs: 60_000, memoryBytes: 1024 ** 3, pushTimeoutMs: 10 * 60_000 };
 let prlimit = false;
+/** Whether `setpriv --pdeathsig` (util-linux) is here: the wire protocol's git stops when the service dies. */
+let pdeathsig = false;
 
 /** How long git gets to stop on SIGTERM (removing its lock and temporary files: it may be writing refs) before SIGKILL. */
 export const GIT_STOP_GRACE_MS = 2_000;
@@ -30,6 +32,7 @@ export const GIT_STOP_GRACE_MS = 2_000;
 export function configureGitBounds(settings: GitBoundSettings, log: Logger): void {
   bounds = { ...settings };
   prlimit = spawnSync('prlimit', ['--version'], { stdio: 'ignore' }).status === 0;
+  pdeathsig = spawnSync('setpriv', ['--pdeathsig', 'TERM', '--', 'true'], { stdio: 'ignore' }).status === 0;
   if (!prlimit) {
     log.warn(
       "prlimit (util-linux) is not installed: the wire protocol's git processes run without a memory bound, pushes within CAIRN_GIT_PUSH_TIMEOUT only",
@@ -58,12 +61,27 @@ const limits = (extraBytes = 0) => [
  * `upload-pack` gets the room of its pack window besides, and the `pack-objects` it starts — the one
  * that works — the bound exactly (`uploadpack.packObjectsHook`, honoured from the command line only).
  * Without `prlimit` (not Linux) git runs unbounded but for a push's own deadline (a warning at start-up says so).
+ * With `setpriv`, git gets SIGTERM when the service dies (`--pdeathsig`; on SIGTERM git removes its
+ * lock files): it runs in a process group of its own, so nothing else would stop the push of a
+ * process killed outright from moving refs after the repository's lock went with that process's
+ * database connections.
  */
 export function underKernelBounds(service: 'upload-pack' | 'receive-pack', args: string[]): { command: string; args: string[] } {
-  if (!prlimit) return { command: 'git', args };
-  if (service === 'receive-pack') return { command: 'prlimit', args: [...limits(), '--', 'git', ...args] };
-  const hook = `uploadpack.packObjectsHook=prlimit ${limits().join(' ')} --`;
-  return { command: 'prlimit', args: [...limits(DEFAULT_PACK_WINDOW_BYTES), '--', 'git', '-c', hook, ...args] };
+  const bounded = !prlimit
+    ? ['git', ...args]
+    : service === 'receive-pack'
+      ? ['prlimit', ...limits(), '--', 'git', ...args]
+      : [
+          'prlimit',
+          ...limits(DEFAULT_PACK_WINDOW_BYTES),
+          '--',
+          'git',
+          '-c',
+          `uploadpack.packObjectsHook=prlimit ${limits().join(' ')} --`,
+          ...args,
+        ];
+  const [command, ...rest] = pdeathsig ? ['setpriv', '--pdeathsig', 'TERM', '--', ...bounded] : bounded;
+  return { command: command!, args: rest };
 }
 
 /**

@@ -72,7 +72,8 @@ function spawnService(options: SpawnOptions, extraArgs: string[]): ChildProcessW
     env: { ...environmentWithoutSecrets, ...serverGitEnvironment(), ...serviceEnv(options) },
     stdio: ['pipe', 'pipe', 'pipe'],
     // Out of the service's process group: a Ctrl-C meant for the service would kill a push in flight,
-    // which the service's graceful stop lets finish. It ends with its pipes if the service dies.
+    // which the service's graceful stop lets finish. If the service dies, git is told to stop
+    // (underKernelBounds: setpriv's parent-death signal).
     detached: true,
   });
 }
