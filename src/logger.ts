@@ -25,3 +25,22 @@ export function createLogger(level: LogLevel): Logger {
     destination,
   );
 }
+
+/**
+ * A condition of the site that every request meeting it would log (a database away, a full disk):
+ * at most one line per `everyMs`, counting in it (`alsoSince`) the occurrences it stood for.
+ */
+export function throttledLog(everyMs: number): (log: Logger | null, level: 'warn' | 'error', fields: object, message: string) => void {
+  let lastAt = 0;
+  let unlogged = 0;
+  return (log, level, fields, message) => {
+    const now = Date.now();
+    if (now - lastAt < everyMs) {
+      unlogged++;
+      return;
+    }
+    log?.[level]({ ...fields, alsoSince: unlogged }, message);
+    lastAt = now;
+    unlogged = 0;
+  };
+}

@@ -110,6 +110,15 @@ const messages = (output: string) =>
     .filter((line) => line.startsWith('{'))
     .map((line) => (JSON.parse(line) as { msg: string }).msg);
 
+/** The service said it stopped, by the graceful path (not the second signal's), and no step failed; what it said. */
+function expectStoppedGracefully(started: Started): string[] {
+  const said = messages(started.output());
+  expect(said).toContain('stopped');
+  expect(said).not.toContain('second signal: exiting now');
+  expect(said.filter((m) => m === 'Cairn failed to start' || m === 'shutdown failed')).toEqual([]);
+  return said;
+}
+
 /** `body` in ten pieces over `seconds`, so that a request is still in flight when the signal comes. */
 function trickled(body: Buffer, seconds: number): ReadableStream<Uint8Array> {
   const pieces = 10;
@@ -176,12 +185,9 @@ test('Ctrl-C (SIGINT to the group of npm start) during a push: the push lands, t
     expect(answer.body).toContain('ok refs/heads/main');
     await started.serviceExited();
     expect(await postmasterOf(started.dataDir)).toBeNull(); // stopped by the service, after the push
-    const said = messages(started.output());
+    const said = expectStoppedGracefully(started);
     expect(said).toContain('signal repeated: already stopping');
-    expect(said).not.toContain('second signal: exiting now');
-    expect(said).toContain('stopped');
     expect(said).not.toContain('embedded PostgreSQL exited; restarting it');
-    expect(said.filter((m) => m === 'Cairn failed to start' || m === 'shutdown failed')).toEqual([]);
   } finally {
     await removeDataDir(started.dataDir);
   }
@@ -250,10 +256,7 @@ test('SIGTERM to the group of npm start during a merge: the merge lands and its 
       encoding: 'utf8',
     });
     expect(main.stdout.trim()).toBe(answer.body.sha);
-    const said = messages(started.output());
-    expect(said).toContain('stopped');
-    expect(said).not.toContain('second signal: exiting now');
-    expect(said.filter((m) => m === 'Cairn failed to start' || m === 'shutdown failed')).toEqual([]);
+    expectStoppedGracefully(started);
   } finally {
     await removeDataDir(started.dataDir);
   }

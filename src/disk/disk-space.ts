@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { FullStore } from '../errors/no-space.js';
-import type { Logger } from '../logger.js';
+import { throttledLog, type Logger } from '../logger.js';
 
 /** Below this much space available to the service, a disk counts as full: the next write may well fail. */
 const MIN_FREE_BYTES = 8 * 1024 * 1024;
@@ -31,8 +31,7 @@ interface Room {
 export class DiskSpace {
   private readonly lastRefusalAt = new Map<FullStore, number>();
   private readonly refusals: Counter<'store'>;
-  private lastReportAt = 0;
-  private unreported = 0;
+  private readonly report = throttledLog(REPORT_EVERY_MS);
 
   constructor(
     private readonly dirs: WatchedDirs,
@@ -63,16 +62,9 @@ export class DiskSpace {
 
   /** A write was refused for lack of space (noSpaceOf): counted, remembered for readiness, logged now and then. */
   refused(store: FullStore, error: unknown): void {
-    const now = Date.now();
-    this.lastRefusalAt.set(store, now);
+    this.lastRefusalAt.set(store, Date.now());
     this.refusals.inc({ store });
-    if (now - this.lastReportAt < REPORT_EVERY_MS) {
-      this.unreported++;
-      return;
-    }
-    this.log.error({ err: error, store, alsoSince: this.unreported }, 'disk full: a write was refused, answering 507');
-    this.lastReportAt = now;
-    this.unreported = 0;
+    this.report(this.log, 'error', { err: error, store }, 'disk full: a write was refused, answering 507');
   }
 
   /** Why the disks keep the service from being ready, or null: a watched disk (nearly) full, or a write refused just now. */

@@ -1,4 +1,4 @@
-import type { Logger } from '../logger.js';
+import { throttledLog, type Logger } from '../logger.js';
 import { DomainError } from './domain-error.js';
 
 /** What a client is told to wait before asking again while the database is away. */
@@ -55,8 +55,7 @@ export function unavailableOf(error: unknown): DomainError | null {
 /** At most one log line per this long while the database stays away; the others are counted in it. */
 const REPORT_EVERY_MS = 5_000;
 let log: Logger | null = null;
-let lastReportAt = 0;
-let unreported = 0;
+const reportThrottled = throttledLog(REPORT_EVERY_MS);
 
 /** Where unavailableOf reports what it recognises: the service's log, set once at start-up. */
 export function reportUnavailabilityTo(logger: Logger): void {
@@ -65,12 +64,5 @@ export function reportUnavailabilityTo(logger: Logger): void {
 
 /** Logs that the database is away or stalled — a fault of the site, not of a request — at most every REPORT_EVERY_MS. */
 function report(error: unknown): void {
-  const now = Date.now();
-  if (now - lastReportAt < REPORT_EVERY_MS) {
-    unreported++;
-    return;
-  }
-  log?.warn({ err: error, alsoSince: unreported }, 'database unavailable or stalled: answering 503');
-  lastReportAt = now;
-  unreported = 0;
+  reportThrottled(log, 'warn', { err: error }, 'database unavailable or stalled: answering 503');
 }
