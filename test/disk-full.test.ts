@@ -1,3 +1,4 @@
+import { Client as UrqlClient, fetchExchange, gql } from '@urql/core';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -55,22 +56,17 @@ const freeBytes = async (mount: string) => {
 /** Fills what is left of the file system with one file, as a runaway log would. */
 async function fillUp(file: string): Promise<void> {
   const handle = await fs.open(file, 'w');
-  const chunk = Buffer.alloc(MiB);
   try {
-    for (;;) await handle.write(chunk);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
+    // MiB writes until one fails, then pages: not one byte more fits.
+    for (const size of [MiB, 4096]) {
+      try {
+        for (;;) await handle.write(Buffer.alloc(size));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
+      }
+    }
   } finally {
     await handle.close();
-  }
-  // The last pages: smaller writes until not one byte more fits.
-  const tail = await fs.open(file, 'a');
-  try {
-    for (;;) await tail.write(Buffer.alloc(4096));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
-  } finally {
-    await tail.close();
   }
 }
 
@@ -120,11 +116,26 @@ async function fullEmbedded(server: CairnServer, mount: string): Promise<void> {
   expect(statuses).toContain(507);
   const acknowledged = statuses.filter((status) => status === 201).length;
 
-  const graphql = await owner.graphql('mutation($input: CreateIssueInput!) { createIssue(input: $input) { number } }', {
-    input: { repositoryId: repo, title: 'through GraphQL while full' },
+  // Through a GraphQL client (urql): the error's code, and the HTTP status a retrying client reads.
+  const urql = new UrqlClient({
+    url: `${server.url}/graphql`,
+    exchanges: [fetchExchange],
+    fetchOptions: { headers: { authorization: `Bearer ${owner.token}` } },
   });
-  expect(graphql.status).toBe(507);
-  expect(graphql.errors?.[0]?.extensions?.code).toBe('INSUFFICIENT_STORAGE');
+  const graphql = await urql
+    .mutation(
+      gql`
+        mutation ($input: CreateIssueInput!) {
+          createIssue(input: $input) {
+            number
+          }
+        }
+      `,
+      { input: { repositoryId: repo, title: 'through GraphQL while full' } },
+    )
+    .toPromise();
+  expect(graphql.error?.graphQLErrors[0]?.extensions?.code).toBe('INSUFFICIENT_STORAGE');
+  expect((graphql.error?.response as Response | undefined)?.status).toBe(507);
 
   // A repository that cannot be made whole is not made at all: no row, no directory.
   const created = await owner.post('/repos', { name: 'born-full', auto_init: true });

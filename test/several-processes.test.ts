@@ -34,6 +34,17 @@ afterAll(async () => {
   await fs.rm(shared, { recursive: true, force: true });
 });
 
+/** One statement on the site's database, as an operator (or a process that died) would leave it. */
+async function sql<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {
+  const db = new pg.Client({ connectionString: a.databaseUrl });
+  await db.connect();
+  try {
+    return await db.query<R>(text, values);
+  } finally {
+    await db.end();
+  }
+}
+
 test('create through A, push and clone through B; a webhook made through A is delivered signed; the nonce seed is one', async () => {
   const viaA = await createUser(adminClient(a), 'site', ['repo', 'admin:repo_hook']);
   const viaB = new Client(b, viaA.token);
@@ -103,9 +114,9 @@ test('restarts of B while A creates repositories remove none; an old directory w
   expect(onDisk.has(path.basename(young))).toBe(true);
   // Every one is served by the other process.
   const viaB = new Client(b, owner.token);
-  for (const id of created.slice(0, 4)) {
+  for (const [i, id] of created.slice(0, 4).entries()) {
     const res = await viaB.gql(`query($id: ID!) { repository(id: $id) { branches { totalCount } } }`, { id });
-    expect(res.repository.branches.totalCount).toBeGreaterThanOrEqual(0);
+    expect(res.repository.branches.totalCount).toBe(i % 2 === 0 ? 1 : 0); // auto_init made a main branch
   }
   await fs.rm(young, { recursive: true, force: true });
 });
@@ -137,9 +148,7 @@ test("a process whose CAIRN_SECRET_KEY is not the site's refuses to start, namin
     }),
   ).rejects.toThrow(/CAIRN_SECRET_KEY is not the key this site's webhook secrets are encrypted with/);
   // The generated key, moved into the environment as the deployment guide says.
-  const db = new pg.Client({ connectionString: a.databaseUrl });
-  await db.connect();
-  const stored = await db.query<{ value: string }>(`select value from site_values where name = 'secret-key'`).finally(() => db.end());
+  const stored = await sql<{ value: string }>(`select value from site_values where name = 'secret-key'`);
   const pinned = await CairnServer.start({
     env: { CAIRN_REPOSITORIES_DIR: shared, CAIRN_SECRET_KEY: `base64:${stored.rows[0]!.value}` },
     shareDatabaseWith: a,
@@ -192,16 +201,10 @@ test("ref changes a dead process left unrecorded are recorded within 60 s, credi
   const moved = (
     await git.git(['-C', bare, 'commit-tree', 'HEAD^{tree}', '-p', 'HEAD', '-m', 'moved by a process that died'], { env: identity })
   ).trim();
-  const db = new pg.Client({ connectionString: a.databaseUrl });
-  await db.connect();
-  try {
-    await db.query(`insert into git_push_journal (repository_id, user_id, started_at) values ($1, $2, now() - interval '20 seconds')`, [
-      repo,
-      userId,
-    ]);
-  } finally {
-    await db.end();
-  }
+  await sql(`insert into git_push_journal (repository_id, user_id, started_at) values ($1, $2, now() - interval '20 seconds')`, [
+    repo,
+    userId,
+  ]);
   await git.git(['-C', bare, 'update-ref', 'refs/heads/main', moved]);
   const left = Date.now();
 
