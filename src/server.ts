@@ -21,7 +21,7 @@ import { EventRecorder } from './events/event-recorder.js';
 import { configureGitBounds } from './git/git-bounds.js';
 import { GitHosting } from './git/hosting.js';
 import { maintenanceJobs, maintenanceScheduler } from './git/maintenance.js';
-import { reconcileAll, reconcileJobs, scheduleReconcile } from './git/reconcile.js';
+import { reconcileAtStart, reconcileJobs, scheduleReconcile } from './git/reconcile.js';
 import { RefTransactions } from './git/ref-transaction.js';
 import { pushCertSeed } from './git/receive-settings.js';
 import { RepositoryLocks } from './git/repository-lock.js';
@@ -104,7 +104,10 @@ export async function startService(
     await bootstrapAdmin(orm, config, log);
 
     const git = new GitStorage(config.repositoriesDir, log, orm);
-    const locks = new RepositoryLocks(databaseUrl, config.databaseTimeoutMs);
+    const locks = new RepositoryLocks(databaseUrl, config.databaseTimeoutMs, async (kind, id, token) => {
+      log.warn({ repositoryId: id, lock: kind }, "taking a repository lock whose holder's lease ran out (a hung or lost process)");
+      if (kind === 'push') await git.revokeLock(id, token); // only the push lock's holder moves refs
+    });
     cleanups.push(['repository locks', () => locks.close()]);
     await git.claimFor(await siteValue(orm, 'site-id', () => randomUUID()));
     await removeOrphanRepositories(orm, git, locks, log);
@@ -113,7 +116,9 @@ export async function startService(
     const webhooks = await Webhooks.open(config, orm, metrics, log);
     const events = new EventRecorder(config.baseUrl);
     events.onRecord(webhooks.fanOut());
-    const refs = new RefTransactions(orm, git, events, locks, log);
+    // Git hosting: Cairn's hooks (the ref fence among them), before anything can move a ref.
+    const hosting = await GitHosting.start(config.dataDir, await pushCertSeed(orm, webhooks.box, config.dataDir));
+    const refs = new RefTransactions(orm, git, events, locks, log, hosting.hooksDir);
     const mergeability = new Mergeability(orm, git, log, metrics);
     refs.onRefsChanged(followRefs(events, git, mergeability));
     const auth = new TokenAuthenticator(orm.em.fork(), log, config.baseUrl);
@@ -133,10 +138,8 @@ export async function startService(
       rateLimits: new RateLimits(config.rateLimits, limiter),
     };
 
-    // Git hosting: hooks, then the refs of every repository reconciled with the disk before
-    // anything is served (a crash may have left ref updates without events).
-    const hosting = await GitHosting.start(config.dataDir, await pushCertSeed(orm, webhooks.box, config.dataDir));
-    await reconcileAll(services);
+    // The ref changes a crash left without events (the journal's) recorded before anything is served.
+    await reconcileAtStart(services);
 
     const jobs = await startAgenda(config, databaseUrl, log, [
       maintenanceJobs(services, locks),

@@ -212,3 +212,100 @@ test("ref changes a dead process left unrecorded are recorded within 60 s, credi
   expect(event!.body).toMatchObject({ ref: 'refs/heads/main', after: moved, sender: { login: 'pusher' } });
   console.log(`an unrecorded ref change recorded ${Date.now() - left} ms after it was left`);
 }, 90_000);
+
+/** Pids of git receive-pack processes working on `bare`, whoever started them. */
+async function receivePacksIn(bare: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await fs.readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await fs.readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    const args = cmdline.split('\0');
+    if (args.includes('receive-pack') && args.includes(bare)) pids.push(Number(entry));
+  }
+  return pids;
+}
+
+const exists = (file: string) =>
+  fs.access(file).then(
+    () => true,
+    () => false,
+  );
+
+/** Replaces one of `server`'s git hooks (its data dir's) until it restarts, which writes them anew. */
+async function replaceHook(server: CairnServer, name: string, script: (original: string) => string): Promise<void> {
+  const hook = path.join(server.dataDir, 'git-hooks', name);
+  await fs.copyFile(hook, `${hook}.real`);
+  await fs.writeFile(hook, script(`${hook}.real`), { mode: 0o755 });
+}
+
+test('A killed mid-push (refs moved, unrecorded): no receive-pack of A is left; B records the push within 60 s with its options', async () => {
+  const pusher = await createUser(adminClient(a), 'crasher', ['repo', 'admin:repo_hook']);
+  const repo = (await pusher.post('/repos', { name: 'crashed-push', auto_init: true })).body.id as string;
+  await pusher.post(`/repos/${repo}/webhooks`, { url: receiver.url('/crashed'), events: ['push'] });
+  const work = git.path('crashed-push');
+  await git.git(['clone', '--quiet', remoteUrl(a, 'crasher', 'crashed-push', pusher.token), work]);
+  const pushed = await git.commit(work, 'pushed through A', { 'a.txt': 'a\n' });
+  // A's post-receive stalls: the push's refs have moved, and it is not recorded yet.
+  const reached = path.join(a.dataDir, 'post-receive-reached');
+  await replaceHook(a, 'post-receive', () => `#!/bin/sh\necho $$ > ${reached}\nexec sleep 60\n`);
+  const pushing = git.run(['push', '-o', 'ci.skip', '-o', 'reason=a crash', 'origin', 'main'], { cwd: work });
+  await eventually(() => exists(reached), 20_000, 'the push to reach post-receive');
+  const bare = path.join(shared, `${repo}.git`);
+  expect(await receivePacksIn(bare)).toHaveLength(1);
+
+  await a.kill();
+  const killed = Date.now();
+  await eventually(async () => (await receivePacksIn(bare)).length === 0, 5_000, "A's receive-pack to stop with A");
+  process.kill(Number(await fs.readFile(reached, 'utf8')), 'SIGKILL'); // the stalled hook, orphaned
+  expect((await pushing).code).not.toBe(0);
+
+  const [event] = await receiver.waitFor('/crashed', 1, 60_000);
+  expect(event!.body).toMatchObject({
+    ref: 'refs/heads/main',
+    after: pushed,
+    sender: { login: 'crasher' },
+    push_options: ['ci.skip', 'reason=a crash'],
+  });
+  console.log(`a push its process died in recorded ${Date.now() - killed} ms later`);
+  expect((await fs.readdir(bare)).filter((name) => name.startsWith('cairn-push'))).toEqual([]);
+  a = await a.restart();
+}, 120_000);
+
+test('a lock holder paused (SIGSTOP) loses the lock within 60 s, and cannot move refs when it wakes', async () => {
+  const owner = await createUser(adminClient(a), 'sleeper', ['repo']);
+  const repo = (await owner.post('/repos', { name: 'paused', auto_init: true })).body.id as string;
+  const [workA, workB] = [git.path('paused-a'), git.path('paused-b')];
+  await git.git(['clone', '--quiet', remoteUrl(a, 'sleeper', 'paused', owner.token), workA]);
+  await git.git(['clone', '--quiet', remoteUrl(b, 'sleeper', 'paused', owner.token), workB]);
+  // A's pre-receive (before any ref moves) outlasts A's lease: A is paused while its push holds the lock.
+  const [reached, woke] = [path.join(a.dataDir, 'pre-receive-reached'), path.join(a.dataDir, 'pre-receive-woke')];
+  await replaceHook(a, 'pre-receive', (real) => `#!/bin/sh\ntouch ${reached}\nsleep 45\ntouch ${woke}\nexec ${real}\n`);
+  await git.commit(workA, 'through A, paused', { 'a.txt': 'a\n' });
+  const pushingA = git.run(['push', 'origin', 'HEAD:refs/heads/from-a'], { cwd: workA });
+  await eventually(() => exists(reached), 20_000, "A's push to take the lock");
+  a.signal('SIGSTOP');
+  const paused = Date.now();
+  try {
+    const fromB = await git.commit(workB, 'through B', { 'b.txt': 'b\n' });
+    const pushB = await git.run(['push', 'origin', 'main'], { cwd: workB });
+    expect(pushB).toMatchObject({ code: 0 });
+    const took = Date.now() - paused;
+    console.log(`a paused holder's lock taken over ${took} ms after it was paused`);
+    expect(took).toBeLessThan(60_000);
+
+    // A's git goes on once its hook ends; the fence refuses its ref change.
+    const bare = path.join(shared, `${repo}.git`);
+    await eventually(() => exists(woke), 60_000, "A's pre-receive to end");
+    await eventually(async () => (await receivePacksIn(bare)).length === 0, 20_000, "A's receive-pack to end");
+    const refs = await git.git(['ls-remote', remoteUrl(b, 'sleeper', 'paused', owner.token)]);
+    expect(refs).toContain(`${fromB}\trefs/heads/main`);
+    expect(refs).not.toContain('refs/heads/from-a');
+  } finally {
+    a.signal('SIGCONT');
+  }
+  expect((await pushingA).code).not.toBe(0); // its push was refused
+  const listed = await new Client(b, owner.token).gql('query($id: ID!) { repository(id: $id) { branches { nodes { name } } } }', {
+    id: repo,
+  });
+  expect(listed.repository.branches.nodes).toEqual([{ name: 'main' }]);
+}, 150_000);

@@ -7,8 +7,23 @@ import { ZERO_SHA } from './refs.js';
 /** Environment variable naming the file the post-receive hook writes a push's ref updates to. */
 export const PUSH_REPORT_ENV = 'CAIRN_PUSH_REPORT';
 
-/** The file beside the report that holds the push's options and certificate. */
-export const pushDetailsFile = (report: string) => `${report}.push`;
+/**
+ * Environment variable naming the file the pre-receive hook writes a push's options and certificate
+ * to before any ref moves: in the repository's own directory, which every process reads, so that
+ * whichever process records a push its process died in has them (the journal names the file).
+ */
+export const PUSH_DETAILS_ENV = 'CAIRN_PUSH_DETAILS';
+
+/** Environment variable naming the repository-lock holding (its lease token) a ref change is made under. */
+const LOCK_TOKEN_ENV = 'CAIRN_LOCK_TOKEN';
+
+/** The file in a repository's directory listing the lock holdings taken away from their holders, one token a line. */
+export const REVOKED_LOCKS_FILE = 'cairn-revoked-locks';
+
+/** What a git command that moves refs under a repository's lock runs with, so its changes are fenced. */
+export function fencedBy(hooksDir: string, token: string): { config: string[]; env: Record<string, string> } {
+  return { config: [`core.hooksPath=${hooksDir}`], env: { [LOCK_TOKEN_ENV]: token } };
+}
 
 /**
  * `update`: git runs it once per ref of a push, before moving that ref; refusing refuses that ref
@@ -47,10 +62,12 @@ const MAX_REFS_PER_PUSH = 5000;
 /**
  * `pre-receive`: refuses a whole push of more than MAX_REFS_PER_PUSH refs, or whose options (`git
  * push -o`) are more or longer than its events carry. git bounds each option only by its packet
- * size (64 KiB) and their number not at all.
+ * size (64 KiB) and their number not at all. A push it lets through has its options and certificate
+ * written (NUL-terminated `name=value` records, see push-details.ts) before git moves any ref.
  */
 const PRE_RECEIVE = `#!/bin/sh
-# Cairn: refuses pushes of too many refs, or with too many or too long push options (src/git/hooks.ts).
+# Cairn: refuses pushes of too many refs, or with too many or too long push options, and saves
+# what an accepted push says beside its refs (src/git/hooks.ts).
 LC_ALL=C
 export LC_ALL
 refs=$(wc -l)
@@ -72,25 +89,11 @@ while [ "$i" -lt "$count" ]; do
   fi
   i=$((i + 1))
 done
-exit 0
-`;
-
-/**
- * `post-receive`: git runs it once the refs of a push are updated, with one
- * `<old> <new> <ref>` line per updated ref on stdin: the exact updates of
- * that push, whatever raced around it. It only saves them: first the push's
- * options and certificate (NUL-terminated `name=value` records, see
- * push-details.ts), then the updates, atomically, so the report's appearing
- * says both are complete. The service reads them after receive-pack exits
- * and records the events.
- */
-const POST_RECEIVE = `#!/bin/sh
-# Cairn: hands what this push did to the service (src/git/receive.ts).
-report=$${PUSH_REPORT_ENV}
-[ -n "$report" ] || exit 0
+details=$${PUSH_DETAILS_ENV}
+[ -n "$details" ] || exit 0
 {
   i=0
-  while [ "$i" -lt "\${GIT_PUSH_OPTION_COUNT:-0}" ]; do
+  while [ "$i" -lt "$count" ]; do
     eval "printf 'option=%s\\\\000' \\"\\$GIT_PUSH_OPTION_$i\\""
     i=$((i + 1))
   done
@@ -98,8 +101,42 @@ report=$${PUSH_REPORT_ENV}
     printf 'cert.%s\\000' "id=$GIT_PUSH_CERT" "status=$GIT_PUSH_CERT_STATUS" "signer=$GIT_PUSH_CERT_SIGNER" \\
       "key=$GIT_PUSH_CERT_KEY" "nonce_status=$GIT_PUSH_CERT_NONCE_STATUS"
   fi
-} > "$report.push"
+} > "$details.tmp" && mv "$details.tmp" "$details"
+`;
+
+/**
+ * `post-receive`: git runs it once the refs of a push are updated, with one
+ * `<old> <new> <ref>` line per updated ref on stdin: the exact updates of
+ * that push, whatever raced around it. It only saves them, atomically, so
+ * the report's appearing says it is complete. The service reads it after
+ * receive-pack exits and records the events.
+ */
+const POST_RECEIVE = `#!/bin/sh
+# Cairn: hands what this push did to the service (src/git/receive.ts).
+report=$${PUSH_REPORT_ENV}
+[ -n "$report" ] || exit 0
 cat > "$report.tmp" && mv "$report.tmp" "$report"
+`;
+
+/**
+ * `reference-transaction`: git runs it for every ref transaction, `prepared` once the refs are
+ * locked and before any is written. A change made under a repository lock whose lease was taken
+ * away from its holder (a process paused or cut off past the lease, see repository-lock.ts) is
+ * refused there, so a holder that wakes up cannot move refs under another's lock. Changes made
+ * without a lock token (maintenance) pass.
+ */
+const REFERENCE_TRANSACTION = `#!/bin/sh
+# Cairn: refuses ref changes made under a repository lock taken from its holder (src/git/hooks.ts).
+cat > /dev/null
+[ "$1" = prepared ] || exit 0
+token=$${LOCK_TOKEN_ENV}
+[ -n "$token" ] || exit 0
+revoked="\${GIT_DIR:-.}/${REVOKED_LOCKS_FILE}"
+if [ -f "$revoked" ] && grep -qxF "$token" "$revoked"; then
+  echo "Cairn: refusing to move refs: this change's hold on the repository ran out and was taken over" >&2
+  exit 1
+fi
+exit 0
 `;
 
 /**
@@ -116,6 +153,7 @@ export async function installHooks(dataDir: string, nonceSeed: string): Promise<
     ['update', UPDATE],
     ['pre-receive', PRE_RECEIVE],
     ['post-receive', POST_RECEIVE],
+    ['reference-transaction', REFERENCE_TRANSACTION],
   ] as const) {
     const file = path.join(dir, name);
     await fs.writeFile(`${file}.new`, script, { mode: 0o755 });

@@ -14,6 +14,8 @@ export interface JournalEntry {
   /** What the writer said the change means (a merge names its pull request), handed to ref listeners on replay. */
   note: unknown;
   commitsNewTo: CommitsNewTo;
+  /** A push's options and certificate: the name of the file in the repository's directory its pre-receive hook writes. */
+  pushDetails: string | null;
 }
 
 export interface InterruptedEntry extends JournalEntry {
@@ -22,16 +24,22 @@ export interface InterruptedEntry extends JournalEntry {
 }
 
 export async function interruptedPush(client: pg.ClientBase, repositoryId: string): Promise<InterruptedEntry | null> {
-  const { rows } = await client.query<{ user_id: string; note: unknown; commits_new_to: CommitsNewTo | null; describe_attempts: number }>(
-    'select user_id, note, commits_new_to, describe_attempts from git_push_journal where repository_id = $1',
-    [repositoryId],
-  );
+  const { rows } = await client.query<{
+    user_id: string;
+    note: unknown;
+    commits_new_to: CommitsNewTo | null;
+    push_details: string | null;
+    describe_attempts: number;
+  }>('select user_id, note, commits_new_to, push_details, describe_attempts from git_push_journal where repository_id = $1', [
+    repositoryId,
+  ]);
   const row = rows[0];
   if (!row) return null;
   return {
     userId: row.user_id,
     note: row.note ?? null,
     commitsNewTo: row.commits_new_to ?? 'repository',
+    pushDetails: row.push_details,
     describeAttempts: row.describe_attempts,
   };
 }
@@ -52,11 +60,17 @@ async function beginDescribing(client: pg.ClientBase, repositoryId: string, user
 
 export async function beginPush(client: pg.ClientBase, repositoryId: string, entry: JournalEntry): Promise<void> {
   await client.query(
-    `insert into git_push_journal (repository_id, user_id, note, commits_new_to, started_at) values ($1, $2, $3, $4, now())
+    `insert into git_push_journal (repository_id, user_id, note, commits_new_to, push_details, started_at) values ($1, $2, $3, $4, $5, now())
      on conflict (repository_id) do update
-       set user_id = excluded.user_id, note = excluded.note, commits_new_to = excluded.commits_new_to, started_at = excluded.started_at,
-           describe_attempts = 0`,
-    [repositoryId, entry.userId, entry.note === null || entry.note === undefined ? null : JSON.stringify(entry.note), entry.commitsNewTo],
+       set user_id = excluded.user_id, note = excluded.note, commits_new_to = excluded.commits_new_to,
+           push_details = excluded.push_details, started_at = excluded.started_at, describe_attempts = 0`,
+    [
+      repositoryId,
+      entry.userId,
+      entry.note === null || entry.note === undefined ? null : JSON.stringify(entry.note),
+      entry.commitsNewTo,
+      entry.pushDetails,
+    ],
   );
 }
 

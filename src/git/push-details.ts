@@ -1,6 +1,8 @@
+import fs from 'node:fs/promises';
+
 /**
  * What a push says beside its ref updates, as git hands it to the hooks: its options (`git push -o`,
- * `GIT_PUSH_OPTION_*`) and its certificate (`git push --signed`, `GIT_PUSH_CERT_*`). The post-receive
+ * `GIT_PUSH_OPTION_*`) and its certificate (`git push --signed`, `GIT_PUSH_CERT_*`). The pre-receive
  * hook (hooks.ts) writes them as NUL-terminated `name=value` records; the `push` events carry them.
  */
 
@@ -31,8 +33,13 @@ export interface PushDetails {
 
 export const NO_PUSH_DETAILS: PushDetails = { options: [], certificate: null };
 
-/** Parses what the post-receive hook wrote; anything unexpected is ignored, every value bounded. */
-export function parsePushDetails(text: string): PushDetails {
+/** What the pre-receive hook wrote to `file`; none when it wrote nothing (a push refused before, or without details). */
+export async function readPushDetails(file: string): Promise<PushDetails> {
+  return parsePushDetails(await fs.readFile(file, 'utf8').catch(() => ''));
+}
+
+/** Parses what the pre-receive hook wrote; anything unexpected is ignored, every value bounded. */
+function parsePushDetails(text: string): PushDetails {
   const options: string[] = [];
   const cert = new Map<string, string>();
   for (const record of text.split('\0')) {

@@ -11,7 +11,7 @@ import { Repository } from '../repositories/repository.entity.js';
  */
 @Entity({ tableName: 'git_push_journal' })
 export class PushJournal {
-  [OptionalProps]?: 'startedAt' | 'note' | 'commitsNewTo' | 'describeAttempts';
+  [OptionalProps]?: 'startedAt' | 'note' | 'commitsNewTo' | 'pushDetails' | 'describeAttempts';
 
   @ManyToOne(() => Repository, { primary: true, deleteRule: 'cascade' })
   repository!: Repository;
@@ -27,6 +27,13 @@ export class PushJournal {
   /** What the `push` events of the change list: `repository` (pushes) or `branch` (merges); null is `repository`. */
   @Property({ type: 'text', nullable: true })
   commitsNewTo: string | null = null;
+
+  /**
+   * A push's options and certificate: the name of the file in the repository's directory that its
+   * pre-receive hook writes before any ref moves, read by whichever process records the push.
+   */
+  @Property({ type: 'text', nullable: true })
+  pushDetails: string | null = null;
 
   @Property({ type: 'datetime' })
   startedAt: Date = new Date();

@@ -5,12 +5,12 @@ import path from 'node:path';
 import type { Principal } from '../principal.js';
 import { DomainError } from '../errors/domain-error.js';
 import type { Repository } from '../repositories/repository.entity.js';
-import { PUSH_REPORT_ENV, pushDetailsFile } from './hooks.js';
+import { PUSH_DETAILS_ENV, PUSH_REPORT_ENV } from './hooks.js';
 import type { GitExchange } from './git-metrics.js';
 import type { GitHosting } from './hosting.js';
 import type { GitHttp } from './git-http.js';
 import { finishGitResponse, sendGitAnswer } from './http-answers.js';
-import { NO_PUSH_DETAILS, parsePushDetails } from './push-details.js';
+import { NO_PUSH_DETAILS, readPushDetails } from './push-details.js';
 import { parseReport } from './ref-updates.js';
 import { runRpc, type ServiceRun } from './transport.js';
 
@@ -52,9 +52,15 @@ export async function receivePack(
   const onClose = () => gone.abort();
   res.once('close', onClose);
   if (res.destroyed) gone.abort(); // the client left while it was being authenticated
-  const report = path.join(hosting.reportsDir, `${repo.id}.${randomUUID()}`);
+  const pushId = randomUUID();
+  const report = path.join(hosting.reportsDir, `${repo.id}.${pushId}`);
+  // In the repository's directory, which every process reads: a push its process died in is recorded with them.
+  const detailsName = `cairn-push.${pushId}`;
+  const details = path.join(services.git.pathFor(repo.id), detailsName);
   let run: ServiceRun | null = null;
   let received = 0;
+  /** Whether the push's journal entry may still need its details: it failed after refs may have moved. */
+  let unrecorded = false;
   const started = performance.now();
   try {
     const outcome = await services.refs.update({
@@ -62,13 +68,14 @@ export async function receivePack(
       actor: { id: pusher.userId, login: pusher.login, email: pusher.gitEmail },
       waitMs: PUSH_LOCK_WAIT_MS,
       signal: gone.signal,
-      write: async (lockedAt) => {
+      pushDetails: detailsName,
+      write: async ({ lockedAt, fence }) => {
         if (gone.signal.aborted) return { updates: [], details: NO_PUSH_DETAILS }; // nobody is left to push: do not even start git
         run = await runRpc(req, res, {
           service: 'receive-pack',
           dir: services.git.pathFor(repo.id),
           config: [
-            `core.hooksPath=${hosting.hooksDir}`,
+            ...fence.config, // Cairn's hooks (core.hooksPath), the fence among them
             // git refuses a larger pack itself, with a message the client prints.
             `receive.maxInputSize=${services.config.gitMaxPushSize}`,
             // A push is kept as the pack it came in (maintenance merges packs), never unpacked into loose
@@ -79,8 +86,11 @@ export async function receivePack(
             // Deleting the branch HEAD names (the default branch) is refused, as on GitHub, without
             // git's advice about server settings the pusher cannot change.
             'receive.denyDeleteCurrent=refuse',
+            // Garbage collection is the maintenance job's, under the repository's maintenance lock (which a
+            // backup also takes), never git's own `gc --auto` after a push.
+            'receive.autogc=false',
           ],
-          env: { [PUSH_REPORT_ENV]: report },
+          env: { ...fence.env, [PUSH_REPORT_ENV]: report, [PUSH_DETAILS_ENV]: details },
           gitProtocol,
           maxBodyBytes: services.config.gitMaxPushSize + COMMANDS_ALLOWANCE,
           killOnDisconnect: false,
@@ -89,18 +99,20 @@ export async function receivePack(
         received = performance.now();
         exchange.ran(run);
         if (run.code !== 0) services.log.warn({ repositoryId: repo.id, code: run.code, stderr: run.stderr }, 'receive-pack failed');
-        const [updates, details] = await Promise.all([
-          fs.readFile(report, 'utf8').catch(() => ''),
-          fs.readFile(pushDetailsFile(report), 'utf8').catch(() => ''),
-        ]);
-        return { updates: parseReport(updates), details: parsePushDetails(details) };
+        const [updates, said] = await Promise.all([fs.readFile(report, 'utf8').catch(() => ''), readPushDetails(details)]);
+        return { updates: parseReport(updates), details: said };
       },
     });
     if (!outcome) {
       sendGitAnswer(res, new DomainError('BUSY', 'Another push to this repository is still running; try again later.'));
       return;
     }
-    if (run) finishGitResponse(res, run);
+    if (run) {
+      // receive-pack that died (`fatal`, a signal) after its answer began sent no report of the refs:
+      // a response ended as if whole leaves git's client waiting for that report for ever; one cut off fails it.
+      if ((run as ServiceRun).responded && (run as ServiceRun).code !== 0) res.destroy();
+      else finishGitResponse(res, run);
+    }
     services.log.info(
       {
         repositoryId: repo.id,
@@ -118,13 +130,14 @@ export async function receivePack(
       return;
     }
     services.log.error({ err: error, repositoryId: repo.id }, 'push failed');
+    unrecorded = true;
     // Never let a push whose events are not recorded look successful; the journal makes the next change record them.
     if (!res.headersSent) sendGitAnswer(res, new DomainError('INTERNAL', 'The push could not be recorded; try again.'));
     else res.destroy();
   } finally {
     res.off('close', onClose);
-    await Promise.all([report, `${report}.tmp`, pushDetailsFile(report)].map((file) => fs.rm(file, { force: true }))).catch(
-      () => undefined,
-    );
+    // The details of a push left unrecorded stay for the change that records it from the journal, which removes them.
+    const done = unrecorded ? [report, `${report}.tmp`] : [report, `${report}.tmp`, details, `${details}.tmp`];
+    await Promise.all(done.map((file) => fs.rm(file, { force: true }))).catch(() => undefined);
   }
 }

@@ -4,8 +4,10 @@ import { defineJob, type JobDefinitions } from '../jobs/agenda.js';
 import type { Logger } from '../logger.js';
 import { mapLimit } from './concurrency.js';
 import type { RefTransactions } from './ref-transaction.js';
+import { refsFingerprint } from './refs-fingerprint.js';
+import type { GitStorage } from './storage.js';
 
-type ReconcileDeps = { orm: MikroORM; refs: RefTransactions; log: Logger };
+type ReconcileDeps = { orm: MikroORM; refs: RefTransactions; git: GitStorage; log: Logger };
 
 const RECONCILE_JOB = 'git:reconcile-journal';
 /** How often any process looks for ref changes a dead process left unrecorded. */
@@ -14,43 +16,58 @@ const RECONCILE_EVERY = '30 seconds';
 const JOURNAL_GRACE_SECONDS = 10;
 
 /**
- * Start-up reconciliation: for every repository, compares the recorded
- * refs with the refs on disk and records the events of any difference, so a
- * process killed between a ref update and its event write loses nothing
- * (see RefTransactions.reconcile).
+ * Start-up reconciliation, before anything is served. Every ref change Cairn makes leaves a journal
+ * entry, committed before any ref moves, until its events are recorded: the changes a process
+ * killed mid-change left unrecorded are the journal's. Refs changed by hand on the server (while the
+ * service was down, say) are found by their storage's fingerprint differing from the one recorded
+ * with the refs (refs-fingerprint.ts): a few stat calls per repository, no git. Only those
+ * repositories are compared with the disk. One whose lock is held is being changed by another
+ * process, which records everything outstanding itself: skipped.
  */
-export async function reconcileAll(services: ReconcileDeps): Promise<void> {
+export async function reconcileAtStart(services: ReconcileDeps): Promise<void> {
   const started = performance.now();
-  const rows = await services.orm.em.fork().execute<{ id: string }[]>('select id from repositories order by id');
-  const changed = await reconcileEach(
-    services,
-    rows.map((row) => row.id),
+  const journal = await journalEntries(services, 0);
+  const repositories = await services.orm.em
+    .fork()
+    .execute<Array<{ id: string; refs_fingerprint: string | null }>>('select id, refs_fingerprint from repositories order by id');
+  const touched: string[] = [];
+  await mapLimit(repositories, 16, async (repository) => {
+    const now = await refsFingerprint(services.git.pathFor(repository.id));
+    if (now !== null && now !== repository.refs_fingerprint) touched.push(repository.id);
+  });
+  const ids = [...new Set([...journal, ...touched])];
+  const changed = await reconcileEach(services, ids);
+  const ms = Math.round(performance.now() - started);
+  services.log.info(
+    { repositories: repositories.length, journal: journal.length, compared: ids.length, changed, ms },
+    'repository refs reconciled',
   );
-  services.log.info({ repositories: rows.length, changed, ms: Math.round(performance.now() - started) }, 'repository refs reconciled');
 }
 
 /**
  * While the site runs: ref changes whose process died before recording them (a journal entry
  * left behind, its repository's lock free) are recorded by whichever process runs this job next —
- * within RECONCILE_EVERY plus a poll — credited to the journal's user, with its note, instead of
- * waiting for the repository's next push or a restart.
+ * within RECONCILE_EVERY plus a poll — credited to the journal's user, with its note and the push's
+ * options and certificate, instead of waiting for the repository's next push or a restart.
  */
 export function reconcileJobs(services: ReconcileDeps): JobDefinitions {
   return (agenda: Agenda) => {
     defineJob(agenda, services.log, RECONCILE_JOB, async () => {
-      const rows = await services.orm.em
-        .fork()
-        .execute<{ repository_id: string }[]>(
-          `select repository_id from git_push_journal where started_at < now() - make_interval(secs => ?) order by started_at`,
-          [JOURNAL_GRACE_SECONDS],
-        );
-      const changed = await reconcileEach(
-        services,
-        rows.map((row) => row.repository_id),
-      );
+      const changed = await reconcileEach(services, await journalEntries(services, JOURNAL_GRACE_SECONDS));
       if (changed > 0) services.log.warn({ changed }, 'recorded ref changes a process left unrecorded');
     });
   };
+}
+
+/** The repositories of journal entries older than `graceSeconds`, oldest first. */
+async function journalEntries(services: ReconcileDeps, graceSeconds: number): Promise<string[]> {
+  const rows = await services.orm.em
+    .fork()
+    .execute<{ repository_id: string }[]>(
+      `select repository_id from git_push_journal where started_at <= now() - make_interval(secs => ?) order by started_at`,
+      [graceSeconds],
+    );
+  return rows.map((row) => row.repository_id);
 }
 
 /** Once Agenda runs (idempotent when several processes start). */

@@ -1,3 +1,5 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type pg from 'pg';
 import { commitEmail, type IdentityOwner } from '../auth/commit-identity.js';
@@ -7,13 +9,17 @@ import type { Logger } from '../logger.js';
 import type { Repository } from '../repositories/repository.entity.js';
 import { findRepository } from '../repositories/repository.service.js';
 import { abandonPush, beginPush, interruptedPush, RecordingAttempt, type CommitsNewTo } from './journal.js';
-import { NO_PUSH_DETAILS, type PushDetails } from './push-details.js';
+import { NO_PUSH_DETAILS, readPushDetails, type PushDetails } from './push-details.js';
 import { pushEventDrafts, type DescribedUpdate, type EventDraft, type GitActor } from './push-events.js';
 import { planRefUpdates, type RefUpdate, type ReportedUpdate } from './ref-updates.js';
 import { readDiskRefs, readRecordedRefs, saveRecordedRefs, ZERO_SHA, type RefMap } from './refs.js';
 import type { RepositoryLocks } from './repository-lock.js';
+import { refsFingerprint } from './refs-fingerprint.js';
 import { gitFailedOn } from './run-git.js';
+import { fencedBy } from './hooks.js';
 import type { GitStorage } from './storage.js';
+
+type Fence = ReturnType<typeof fencedBy>;
 
 /** What listeners are told, inside the recording transaction, when a repository's refs have changed. */
 interface RefsChanged {
@@ -51,10 +57,17 @@ export interface RefUpdateRequest {
    */
   commitsNewTo?: CommitsNewTo;
   /**
-   * Moves refs itself, outside the recording transaction (receive-pack), and returns what git reports
-   * it did and what the push said beside it. Told when the repository's lock was taken (epoch ms).
+   * A push: the name of the file in the repository's directory where its options and certificate are
+   * written before any ref moves (the pre-receive hook). Kept in the journal, so that whichever
+   * process records the push after its own died gives its events those details.
    */
-  write?: (lockedAt: number) => Promise<{ updates: ReportedUpdate[]; details: PushDetails }>;
+  pushDetails?: string;
+  /**
+   * Moves refs itself, outside the recording transaction (receive-pack), and returns what git reports
+   * it did and what the push said beside it. Told when the repository's lock was taken (epoch ms),
+   * and what its git must run with so that its ref changes are fenced by the lock (hooks.ts fencedBy).
+   */
+  write?: (lock: { lockedAt: number; fence: Fence }) => Promise<{ updates: ReportedUpdate[]; details: PushDetails }>;
   /**
    * Decides, inside the recording transaction, which refs move: it may lock rows and check what it
    * relies on, and throw to change nothing. The updates are then applied by compare-and-swap, all or
@@ -77,6 +90,8 @@ interface Prepared {
   actors: { push: GitActor; outside: GitActor };
   /** A first push that did not create the default branch makes the first branch it created the default. */
   newDefault: string | null;
+  /** The refs storage as it was just before `disk` was read (refs-fingerprint.ts), recorded with them. */
+  fingerprint: string | null;
 }
 
 /** How far a change got: whether its journal entry is written, and whether refs may have moved. */
@@ -136,6 +151,8 @@ export class RefTransactions {
     private readonly events: EventRecorder,
     private readonly locks: RepositoryLocks,
     private readonly log: Logger,
+    /** Cairn's git hooks (hooks.ts): the reference-transaction hook fences ref changes under a lost lock. */
+    private readonly hooksDir: string,
   ) {}
 
   /** A listener run inside every recording transaction that records ref changes. */
@@ -165,16 +182,21 @@ export class RefTransactions {
       const { rowCount } = await lock.client.query('select 1 from repositories where id = $1', [repositoryId]);
       if (!rowCount) throw notFound('repository');
       await this.replayInterrupted(lock.client, repositoryId);
-      const entry = { userId: actor.id, note: request.note ?? null, commitsNewTo: request.commitsNewTo ?? 'repository' };
+      const entry = {
+        ...{ userId: actor.id, note: request.note ?? null },
+        ...{ commitsNewTo: request.commitsNewTo ?? 'repository', pushDetails: request.pushDetails ?? null },
+      };
       await beginPush(lock.client, repositoryId, entry);
       progress.journaled = true;
       const input = {
         ...{ actor, creditedUserId: null, note: entry.note, commitsNewTo: entry.commitsNewTo, details: NO_PUSH_DETAILS },
         ...{ journal: lock.client, paths: true },
       };
-      if (request.decide) return await this.recordDecided(repositoryId, input, request.decide, progress);
+      if (request.decide)
+        return await this.recordDecided(repositoryId, input, request.decide, progress, fencedBy(this.hooksDir, lock.token));
       progress.stage = 'moving';
-      const written = request.write ? await request.write(lockedAt) : { updates: [], details: NO_PUSH_DETAILS };
+      const fence = fencedBy(this.hooksDir, lock.token);
+      const written = request.write ? await request.write({ lockedAt, fence }) : { updates: [], details: NO_PUSH_DETAILS };
       progress.stage = 'moved';
       return await this.recordMoved(repositoryId, { ...input, reported: written.updates, details: written.details, unreported: 'push' });
     } catch (error) {
@@ -274,18 +296,22 @@ export class RefTransactions {
     if (attempts === 1) {
       this.log.error({ repositoryId }, 'an attempt to describe these ref changes ended its process; recording them without paths');
     }
+    // A push's changes stay the push's, with the options and certificate its pre-receive hook wrote.
+    const detailsFile = interrupted?.pushDetails ? path.join(this.git.pathFor(repositoryId), path.basename(interrupted.pushDetails)) : null;
     try {
-      return await this.recordMoved(repositoryId, {
+      const outcome = await this.recordMoved(repositoryId, {
         reported: [],
         actor: null,
         creditedUserId: interrupted?.userId ?? null,
-        unreported: 'outside',
+        unreported: detailsFile ? 'push' : 'outside',
         note: interrupted?.note ?? null,
-        details: NO_PUSH_DETAILS,
+        details: detailsFile ? await readPushDetails(detailsFile) : NO_PUSH_DETAILS,
         commitsNewTo: interrupted?.commitsNewTo ?? 'repository',
         journal: client,
         paths: attempts === 0,
       });
+      if (detailsFile) await fs.rm(detailsFile, { force: true }).catch(() => undefined);
+      return outcome;
     } catch (error) {
       if (!gitFailedOn(error)) throw error; // a passing failure (the database, a killed git): the journal keeps it for later
       return this.recordUndescribed(repositoryId, error);
@@ -300,6 +326,7 @@ export class RefTransactions {
    */
   private async recordUndescribed(repositoryId: string, cause: unknown): Promise<RefUpdateOutcome> {
     const em = this.orm.em.fork();
+    const fingerprint = await refsFingerprint(this.git.pathFor(repositoryId));
     const disk = await readDiskRefs(this.git.pathFor(repositoryId)).catch((error: unknown) => {
       if (gitFailedOn(error)) return null;
       throw error;
@@ -318,7 +345,11 @@ export class RefTransactions {
           repositoryId,
           updates.map(({ ref, after }) => ({ ref, sha: after })),
         );
-        await tx.execute('update repositories set empty = ? where id = ?', [disk.size === 0, repositoryId]);
+        await tx.execute('update repositories set empty = ?, refs_fingerprint = ? where id = ?', [
+          disk.size === 0,
+          fingerprint,
+          repositoryId,
+        ]);
       }
       await tx.execute('delete from git_push_journal where repository_id = ?', [repositoryId]);
     });
@@ -338,7 +369,10 @@ export class RefTransactions {
     try {
       const prepared = await this.prepare(em, repository, input, attempt);
       if (!prepared.updates.length) {
-        await em.execute('delete from git_push_journal where repository_id = ?', [repositoryId]);
+        await em.transactional(async (tx) => {
+          await tx.execute('delete from git_push_journal where repository_id = ?', [repositoryId]);
+          await tx.execute('update repositories set refs_fingerprint = ? where id = ?', [prepared.fingerprint, repositoryId]);
+        });
         return { updates: [], events: 0 };
       }
       await this.events.transaction(em, (tx) => this.commit(tx, prepared, input));
@@ -360,6 +394,7 @@ export class RefTransactions {
     input: Omit<RecordInput, 'reported' | 'unreported'>,
     decide: (tx: EntityManager) => Promise<ReportedUpdate[]>,
     progress: Progress,
+    fence: Fence,
   ): Promise<RefUpdateOutcome> {
     const em = this.orm.em.fork();
     const repository = await findRepository(em, repositoryId);
@@ -372,7 +407,7 @@ export class RefTransactions {
       await this.events.transaction(em, async (tx) => {
         const updates = await decide(tx);
         progress.stage = 'moving';
-        if (!(await this.git.compareAndSwap(repositoryId, updates))) {
+        if (!(await this.git.compareAndSwap(repositoryId, updates, fence))) {
           progress.stage = 'unmoved'; // the swap is all or none, and it was none
           throw conflict('a branch moved while the change was prepared; nothing was written');
         }
@@ -397,11 +432,12 @@ export class RefTransactions {
     attempt: RecordingAttempt | null,
   ): Promise<Prepared> {
     const dir = this.git.pathFor(repository.id);
+    const fingerprint = await refsFingerprint(dir);
     const [disk, recorded] = await Promise.all([readDiskRefs(dir), readRecordedRefs(em, repository.id)]);
     const plan = planRefUpdates(recorded, input.reported, disk, input.unreported);
     const outside = await creditedUser(em, repository, input.creditedUserId, this.events.baseUrl);
     const actors = { push: input.actor ?? outside, outside };
-    if (!plan.updates.length) return { repository, disk, updates: [], drafts: [], actors, newDefault: null };
+    if (!plan.updates.length) return { repository, disk, updates: [], drafts: [], actors, newDefault: null, fingerprint };
     await attempt?.describing(actors.push.id);
     const { drafts, updates } = await pushEventDrafts(dir, plan, actors, {
       newTo: input.commitsNewTo,
@@ -410,7 +446,7 @@ export class RefTransactions {
     });
     const wasEmpty = recorded.size === 0 && input.reported.every((update) => update.before === ZERO_SHA);
     const newDefault = wasEmpty ? defaultBranchAfterFirstPush(repository, disk, plan.updates) : null;
-    return { repository, disk, updates, drafts: input.silent ? [] : drafts, actors, newDefault };
+    return { repository, disk, updates, drafts: input.silent ? [] : drafts, actors, newDefault, fingerprint };
   }
 
   /**
@@ -419,7 +455,7 @@ export class RefTransactions {
    * of them (opening or editing a pull request, deleting the repository) takes them in that order too.
    */
   private async commit(tx: EntityManager, prepared: Prepared, input: RecordInput): Promise<void> {
-    const { repository, disk, updates, drafts, actors, newDefault } = prepared;
+    const { repository, disk, updates, drafts, actors, newDefault, fingerprint } = prepared;
     const previousDefault = repository.defaultBranch;
     if (newDefault) {
       repository.defaultBranch = newDefault; // payloads below show the repository as it now is
@@ -448,12 +484,10 @@ export class RefTransactions {
     const change: RefsChanged = { repository, changes: updates, refs: disk, actors, note: input.note };
     for (const listener of this.listeners) await listener(tx, change);
     // Only a first push sets the default branch here: an admin's concurrent change of it must stand.
-    await tx.execute('update repositories set pushed_at = ?, empty = ?, default_branch = coalesce(?, default_branch) where id = ?', [
-      new Date(),
-      disk.size === 0,
-      newDefault,
-      repository.id,
-    ]);
+    await tx.execute(
+      'update repositories set pushed_at = ?, empty = ?, default_branch = coalesce(?, default_branch), refs_fingerprint = ? where id = ?',
+      [new Date(), disk.size === 0, newDefault, fingerprint, repository.id],
+    );
     await tx.execute('delete from git_push_journal where repository_id = ?', [repository.id]);
   }
 

@@ -1,19 +1,35 @@
-import { within } from '../deadline.js';
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { within } from '../deadline.js';
 
 /** Advisory-lock namespaces (first key of the two-key form); the second key is a hash of the repository id. */
 const PUSH_LOCKS = 0x47495450; // "GITP": ref updates and their events
 const MAINTENANCE_LOCKS = 0x4749544d; // "GITM": gc and friends
 /** How long closing waits for locks still held (a push cut off by shutdown) before letting go anyway. */
 const CLOSE_WAIT_MS = 10_000;
+/** A lease lasts this long from its last renewal: a holder that stops renewing loses the lock this late at most. */
+const LEASE_SECONDS = 30;
+/** Renewals while the lock is held: two may fail (a slow database) before the lease runs out. */
+const RENEW_EVERY_MS = 10_000;
+/** How often a waiter looks for a lease run out (besides trying the lock at every poll). */
+const LEASE_CHECK_EVERY_MS = 1_000;
 
 export type LockKind = 'push' | 'maintenance';
 
 export interface HeldLock {
   /** The session holding the lock; usable for small autocommit statements while it is held. */
   client: pg.PoolClient;
+  /** This holding's lease token: what the repository's fence names once the lease is taken away (RevokeLease). */
+  token: string;
   release(): Promise<void>;
 }
+
+/**
+ * Told, before a lock whose holder stopped renewing its lease is taken from it, the token of that
+ * holding: the repository's refs must refuse every change made under it from then on (fencing),
+ * since its holder may be only paused and go on once it wakes.
+ */
+export type RevokeLease = (kind: LockKind, repositoryId: string, token: string) => Promise<void>;
 
 /** One lock's line of waiters in this process: only its head talks to the database. */
 interface Line {
@@ -31,13 +47,22 @@ interface Line {
  * Within a process, waiters for one lock queue in memory first: only the one
  * at the head holds a connection, so a crowd of pushes to one repository
  * costs one connection, not one each, and cannot starve other repositories.
+ *
+ * Each lock held has a lease (`repository_lock_leases`), renewed while it is held. A session that
+ * holds a lock stays open as long as its machine answers TCP, a paused (SIGSTOP) or hung process
+ * included; so a waiter that finds the lease run out first revokes the holding (the repository's
+ * fence, see RevokeLease), then ends the holder's session, which lets the lock go.
  */
 export class RepositoryLocks {
   private readonly pool: pg.Pool;
   private readonly lines = new Map<string, Line>();
 
   /** `timeoutMs`: how long to wait for a connection and each statement (CAIRN_DATABASE_TIMEOUT). */
-  constructor(databaseUrl: string, timeoutMs: number) {
+  constructor(
+    databaseUrl: string,
+    timeoutMs: number,
+    private readonly revoke: RevokeLease,
+  ) {
     this.pool = new pg.Pool({
       connectionString: databaseUrl,
       max: 64,
@@ -53,7 +78,7 @@ export class RepositoryLocks {
    * was not obtained in time or `signal` was aborted while waiting.
    */
   async acquire(kind: LockKind, repositoryId: string, options: { waitMs: number; signal?: AbortSignal }): Promise<HeldLock | null> {
-    const key = [kind === 'push' ? PUSH_LOCKS : MAINTENANCE_LOCKS, repositoryId];
+    const key: [number, string] = [kind === 'push' ? PUSH_LOCKS : MAINTENANCE_LOCKS, repositoryId];
     const lineKey = `${kind} ${repositoryId}`;
     const deadline = Date.now() + options.waitMs;
     if (!(await this.takeTurn(lineKey, options.waitMs, options.signal))) return null;
@@ -73,15 +98,30 @@ export class RepositoryLocks {
       client.off('error', dropped);
       client.release(destroy);
     };
+    const token = randomUUID();
     let delay = 10;
+    let leaseCheckedAt = Date.now();
     try {
       for (;;) {
-        const { rows } = await client.query<{ locked: boolean }>('select pg_try_advisory_lock($1, hashtext($2)) as locked', key);
+        const { rows } = await client.query<{ locked: boolean }>(
+          `with attempt as (select pg_try_advisory_lock($1, hashtext($2)) as locked),
+                lease as (
+                  insert into repository_lock_leases (kind, repository_id, token, backend_pid, expires_at)
+                  select $3, $2, $4, pg_backend_pid(), now() + make_interval(secs => $5) from attempt where locked
+                  on conflict (kind, repository_id) do update
+                    set token = excluded.token, backend_pid = excluded.backend_pid, expires_at = excluded.expires_at)
+           select locked from attempt`,
+          [...key, kind, token, LEASE_SECONDS],
+        );
         if (rows[0]?.locked) break;
         if (Date.now() >= deadline || options.signal?.aborted) {
           giveBack();
           this.passTurn(lineKey);
           return null;
+        }
+        if (Date.now() - leaseCheckedAt >= LEASE_CHECK_EVERY_MS) {
+          leaseCheckedAt = Date.now();
+          if (await this.takeFromLapsedHolder(client, kind, repositoryId, key)) delay = 10;
         }
         await new Promise((resolve) => setTimeout(resolve, delay));
         delay = Math.min(delay * 2, 250);
@@ -91,14 +131,30 @@ export class RepositoryLocks {
       this.passTurn(lineKey);
       throw error;
     }
+    // Renewed through the holding session itself: a paused process renews nothing and loses the lease.
+    const renewal = setInterval(() => {
+      client
+        .query(
+          'update repository_lock_leases set expires_at = now() + make_interval(secs => $3) where kind = $1 and repository_id = $2 and token = $4',
+          [kind, repositoryId, LEASE_SECONDS, token],
+        )
+        .catch(() => undefined); // the session is gone or the database slow: the lease runs out, the fence holds
+    }, RENEW_EVERY_MS);
+    renewal.unref();
     let released = false;
     return {
       client,
+      token,
       release: async () => {
         if (released) return;
         released = true;
+        clearInterval(renewal);
         try {
-          await client.query('select pg_advisory_unlock($1, hashtext($2))', key);
+          await client.query(
+            `with lease as (delete from repository_lock_leases where kind = $3 and repository_id = $2 and token = $4)
+             select pg_advisory_unlock($1, hashtext($2))`,
+            [...key, kind, token],
+          );
           giveBack();
         } catch {
           giveBack(true); // dropping the connection drops the lock
@@ -107,6 +163,31 @@ export class RepositoryLocks {
         }
       },
     };
+  }
+
+  /**
+   * When the lock's lease has run out and the session it names still holds the lock: revokes the
+   * holding (fencing its ref changes), then ends that session, which lets the lock go. Checking
+   * that the session holds this very lock keeps a lease left by a holder that died (its session
+   * gone, its pid perhaps another's now) from ending an innocent session. True when it ended one.
+   */
+  private async takeFromLapsedHolder(client: pg.PoolClient, kind: LockKind, repositoryId: string, key: [number, string]): Promise<boolean> {
+    const { rows } = await client.query<{ token: string; backend_pid: number }>(
+      `select lease.token, lease.backend_pid from repository_lock_leases lease
+       where lease.kind = $3 and lease.repository_id = $2 and lease.expires_at < now()
+         and exists (select 1 from pg_locks held
+                     where held.locktype = 'advisory' and held.granted and held.pid = lease.backend_pid and held.objsubid = 2
+                       and held.classid::bigint = $1 and held.objid::bigint = (hashtext($2)::bigint & 4294967295))`,
+      [...key, kind],
+    );
+    const lapsed = rows[0];
+    if (!lapsed) return false;
+    await this.revoke(kind, repositoryId, lapsed.token);
+    const { rows: ended } = await client.query<{ ended: boolean }>('select pg_terminate_backend($1, $2) as ended', [
+      lapsed.backend_pid,
+      5_000,
+    ]);
+    return ended[0]?.ended ?? false;
   }
 
   /** Waits to be first in this process's line for the lock; false when `waitMs` passed or `signal` aborted first. */

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { DomainError, notFound } from '../errors/domain-error.js';
 import type { Logger } from '../logger.js';
+import { REVOKED_LOCKS_FILE } from './hooks.js';
 import { GitCommandError, runGit } from './run-git.js';
 
 export interface InitialFile {
@@ -15,6 +16,9 @@ export interface Signature {
   name: string;
   email: string;
 }
+
+/** Revoked lock holdings a repository's fence remembers: far more than can be waiting on one repository. */
+const REVOKED_KEPT = 64;
 
 /** The file in the repositories directory that names the site it belongs to. */
 const SITE_MARKER = '.cairn-site';
@@ -142,20 +146,46 @@ export class GitStorage {
   /**
    * Moves refs from the values the caller expects them to have, all or none (`update-ref --stdin`
    * is one ref transaction). False when a ref no longer has its expected value (or is being moved
-   * by another git right now): nothing moved then.
+   * by another git right now): nothing moved then. `fence`: the repository lock it runs under
+   * (hooks.ts fencedBy), whose revocation refuses the change.
    */
-  async compareAndSwap(repositoryId: string, updates: Array<{ ref: string; before: string; after: string }>): Promise<boolean> {
+  async compareAndSwap(
+    repositoryId: string,
+    updates: Array<{ ref: string; before: string; after: string }>,
+    fence?: { config: string[]; env: Record<string, string> },
+  ): Promise<boolean> {
     if (!updates.length) return true;
     const zero = '0'.repeat(40);
     const input = updates
       .map(({ ref, before, after }) => (after === zero ? `delete ${ref} ${before}\n` : `update ${ref} ${after} ${before}\n`))
       .join('');
     try {
-      await runGit(['update-ref', '--stdin'], { cwd: this.pathFor(repositoryId), input });
+      const config = (fence?.config ?? []).flatMap((setting) => ['-c', setting]);
+      await runGit([...config, 'update-ref', '--stdin'], { cwd: this.pathFor(repositoryId), input, env: fence?.env });
       return true;
     } catch (error) {
       if (error instanceof GitCommandError && error.stderr.includes('cannot lock ref')) return false;
       throw error;
+    }
+  }
+
+  /**
+   * Fences a repository-lock holding taken from its holder (repository-lock.ts): its token joins
+   * the repository's list of revoked holdings, which git's reference-transaction hook checks before
+   * any ref moves (hooks.ts). The list keeps the last REVOKED_KEPT tokens, written whole and renamed
+   * into place. A repository without a directory has no refs to fence.
+   */
+  async revokeLock(repositoryId: string, token: string): Promise<void> {
+    const file = path.join(this.pathFor(repositoryId), REVOKED_LOCKS_FILE);
+    const kept = (await fs.readFile(file, 'utf8').catch(() => ''))
+      .split('\n')
+      .filter(Boolean)
+      .slice(-(REVOKED_KEPT - 1));
+    try {
+      await fs.writeFile(`${file}.${token}`, [...kept, token, ''].join('\n'));
+      await fs.rename(`${file}.${token}`, file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
   }
 

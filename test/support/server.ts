@@ -171,6 +171,11 @@ export class CairnServer {
     return exited;
   }
 
+  /** Sends `signal` to the service process only (SIGSTOP pauses it as a hung process would be; SIGCONT wakes it). */
+  signal(signal: NodeJS.Signals): void {
+    this.process?.kill(signal);
+  }
+
   /** SIGKILL the service process only (its embedded PostgreSQL, if any, is orphaned). */
   async kill(): Promise<void> {
     const child = this.process;

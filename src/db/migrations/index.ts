@@ -10,6 +10,9 @@ import { Migration20261125120000_JournalDescribeAttempts } from './Migration2026
 import { Migration20261125200000_RefusalsWithoutAddresses } from './Migration20261125200000_RefusalsWithoutAddresses.js';
 import { Migration20261125200100_UserCommitEmail } from './Migration20261125200100_UserCommitEmail.js';
 import { Migration20261126100000_SiteValues } from './Migration20261126100000_SiteValues.js';
+import { Migration20261126120000_JournalPushDetails } from './Migration20261126120000_JournalPushDetails.js';
+import { Migration20261126130000_RepositoryLockLeases } from './Migration20261126130000_RepositoryLockLeases.js';
+import { Migration20261126140000_RefsFingerprint } from './Migration20261126140000_RefsFingerprint.js';
 
 /** Migrations in the order they apply; `npm run migration:create -- <Name>` writes new ones to add here. */
 export const MIGRATIONS = [
@@ -25,4 +28,7 @@ export const MIGRATIONS = [
   Migration20261125200000_RefusalsWithoutAddresses,
   Migration20261125200100_UserCommitEmail,
   Migration20261126100000_SiteValues,
+  Migration20261126120000_JournalPushDetails,
+  Migration20261126130000_RepositoryLockLeases,
+  Migration20261126140000_RefsFingerprint,
 ];

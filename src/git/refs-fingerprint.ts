@@ -1,0 +1,39 @@
+import { createHash } from 'node:crypto';
+import type { BigIntStats } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+/**
+ * A digest of how a bare repository's refs are stored — `HEAD`, `packed-refs` and every directory
+ * under `refs/`, each by inode, size and modification time — without reading a ref. git changes a
+ * ref by renaming a lock file onto it (or rewriting `packed-refs`), which changes its directory's
+ * time or packed-refs' identity: any ref change changes the digest. Other things can change it too
+ * (git's own `pack-refs`), which only costs a comparison that finds nothing. Null when the
+ * repository's directory cannot be read.
+ */
+export async function refsFingerprint(dir: string): Promise<string | null> {
+  const hash = createHash('sha256');
+  const note = async (relative: string): Promise<BigIntStats | null> => {
+    const stat = await fs.stat(path.join(dir, relative), { bigint: true }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return null;
+      throw error;
+    });
+    hash.update(stat ? `${relative} ${stat.ino} ${stat.size} ${stat.mtimeNs} ${stat.ctimeNs}\n` : `${relative} -\n`);
+    return stat;
+  };
+  const walk = async (relative: string): Promise<void> => {
+    await note(relative);
+    const entries = await fs.readdir(path.join(dir, relative), { withFileTypes: true });
+    for (const entry of entries.filter((each) => each.isDirectory()).sort((x, y) => (x.name < y.name ? -1 : 1))) {
+      await walk(path.join(relative, entry.name));
+    }
+  };
+  try {
+    if (!(await note('HEAD'))) return null;
+    await note('packed-refs');
+    await walk('refs');
+  } catch {
+    return null;
+  }
+  return hash.digest('base64url');
+}
