@@ -6,7 +6,8 @@
  *   platform     src/db/, src/disk/, src/graphql/, src/http/, src/jobs/, src/memory/, src/ratelimit/ — name no capability
  *   capabilities auth → events → repositories → git → collaborators | issues → pulls,
  *                and webhooks (→ repositories): each imports only those before it
- *   composition  src/{capabilities,context,schema,server,run}.ts, src/scripts/, src/cli.ts, src/cli/
+ *   composition  src/{capabilities,context,schema,server,run}.ts, src/scripts/, src/cli.ts, src/cli/,
+ *                src/backup/ (the admin tool that works on the database and the repositories directly)
  *   surfaces     rest-facade/ (the REST facade and the process entry), which src/ never imports
  *
  * A capability that needs something of a later one declares an interface and
@@ -14,7 +15,7 @@
  */
 const KERNEL = '^src/(config|logger|ids|version|principal)\\.ts$|^src/errors/';
 const PLATFORM = '^src/(db|disk|graphql|http|jobs|memory|ratelimit)/';
-const COMPOSITION = '^src/(capabilities|context|schema|server|run|cli)\\.ts$|^src/(scripts|cli)/';
+const COMPOSITION = '^src/(capabilities|context|schema|server|run|cli)\\.ts$|^src/(scripts|cli|backup)/';
 const CAPABILITIES = ['auth', 'events', 'repositories', 'git', 'collaborators', 'issues', 'pulls', 'webhooks'];
 
 /** What each capability may import besides the kernel and the platform. */

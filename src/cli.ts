@@ -5,6 +5,10 @@
  * --token, CAIRN_TOKEN, or the data directory's admin-token file; the address
  * from --url, CAIRN_BASE_URL or http://localhost:$PORT. A created token is
  * printed on the last line of stdout, so scripts can take it with `tail -n 1`.
+ *
+ * `backup` and `restore` are an administrator's tools instead: they work on the
+ * database and the repositories directly (src/backup/), configured as the
+ * service is, and are loaded only when asked for, so the other commands stay fast.
  */
 import { parseArgs } from 'node:util';
 import { fail, graphql } from './cli/api.js';
@@ -18,7 +22,10 @@ const USAGE = `usage:
   cairn token list [--login <login>] [--json] [--limit <n>] [--offset <n>]
   cairn token revoke <token-id>
   cairn webhook deliveries <owner/name | repository id> <webhook id> [--json] [--limit <n>] [--offset <n>]
-options: --url <base url>  --token <admin token>  --data-dir <dir>`;
+  cairn backup <dir>      (the site's database and repositories, consistent, into a new or empty directory; while it runs or not)
+  cairn restore <dir>     (a backup into an empty site: a data dir without a database, or DATABASE_URL's empty one)
+options: --url <base url>  --token <admin token>  --data-dir <dir>
+backup and restore read the service's settings (CAIRN_DATA_DIR or --data-dir, CAIRN_REPOSITORIES_DIR, DATABASE_URL)`;
 
 const OPTIONS = {
   email: { type: 'string' },
@@ -108,6 +115,10 @@ if (values.help || !noun) {
   const id = required(argument, '<token-id>');
   await graphql(values, 'mutation($id: ID!) { revokeAccessToken(id: $id) }', { id });
   console.log(`revoked ${id}`);
+} else if (noun === 'backup' || noun === 'restore') {
+  if (argument !== undefined) fail(`cairn ${noun} takes one directory\n${USAGE}`);
+  const { runBackupCommand } = await import('./backup/command.js');
+  await runBackupCommand(noun, required(verb, '<dir>'), { dataDir: values['data-dir'] });
 } else if (command === 'webhook deliveries') {
   await listDeliveries(values, required(argument, '<repo>'), required(second, '<hook>'));
 } else {

@@ -89,9 +89,8 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
     throw new Error(`embedded PostgreSQL did not start in ${databaseDir}: ${String(error ?? 'process exited')}\n${detail}`);
   }
 
-  const host = encodeURIComponent(socketDir || '127.0.0.1'); // a host that is a directory is a Unix socket to pg
-  const url = `postgres://postgres:${encodeURIComponent(password)}@${host}:${port}/${DATABASE_NAME}`;
-  await ensureDatabase(`postgres://postgres:${encodeURIComponent(password)}@${host}:${port}/postgres`, DATABASE_NAME);
+  const url = databaseUrl(password, socketDir, port);
+  await ensureDatabase(databaseUrl(password, socketDir, port, 'postgres'), DATABASE_NAME);
   log.info({ databaseDir, port, unixSocket: socketDir !== '' }, 'embedded PostgreSQL ready');
   const removeSafetyNet = stopOnExit(server);
   return {
@@ -102,6 +101,44 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
       await server.stop();
     },
   };
+}
+
+/**
+ * This data dir's embedded PostgreSQL for a tool beside the service (`cairn backup`), running or not.
+ * One that runs on it (the service's) is used as it is, found through its pid file: starting
+ * another would stop it as an orphan under the running service. When none runs, it is started
+ * here, and `stop()` stops it again.
+ */
+export async function useEmbeddedPostgres(dataDir: string, log: Logger): Promise<EmbeddedDatabase> {
+  const databaseDir = path.join(dataDir, 'postgres');
+  const running = runningPostmaster(databaseDir);
+  if (!running) return startEmbeddedPostgres(dataDir, log);
+  const password = (await fs.readFile(path.join(dataDir, 'postgres.password'), 'utf8')).trim();
+  return { url: databaseUrl(password, running.socketDir, running.port), dataDir: databaseDir, stop: async () => undefined };
+}
+
+/**
+ * The port and Unix socket directory of the postmaster running on `databaseDir`, from its pid file
+ * (line 1 the pid, 2 its data dir, 4 the port, 5 the socket directory, empty without one), or null
+ * when none runs: no file, a dead or zombie pid, or a pid recycled by another process.
+ */
+function runningPostmaster(databaseDir: string): { port: number; socketDir: string } | null {
+  let lines: string[];
+  try {
+    lines = readFileSync(path.join(databaseDir, 'postmaster.pid'), 'utf8').split('\n');
+  } catch {
+    return null;
+  }
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || pid <= 0 || !Number.isInteger(port) || port <= 0) return null;
+  if ([null, 'Z'].includes(processState(pid)) || !isPostmasterOf(pid, lines[1] ?? databaseDir)) return null;
+  return { port, socketDir: lines[4]?.trim() ?? '' };
+}
+
+/** The URL of a database of the embedded server; a host that is a directory is a Unix socket to pg. */
+function databaseUrl(password: string, socketDir: string, port: number, database = DATABASE_NAME): string {
+  return `postgres://postgres:${encodeURIComponent(password)}@${encodeURIComponent(socketDir || '127.0.0.1')}:${port}/${database}`;
 }
 
 /**

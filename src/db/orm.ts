@@ -57,6 +57,23 @@ export async function openDatabase(clientUrl: string, log: Logger, entities: Opt
 }
 
 /**
+ * Applies the migrations up to and including `last`, no further, under the schema lock: a restore
+ * loads data into the schema it was dumped from (the service applies the later ones at its next
+ * start). Returns every migration executed then, in order.
+ */
+export async function migrateTo(clientUrl: string, log: Logger, entities: Options['entities'], last: string): Promise<string[]> {
+  const orm = await MikroORM.init(ormConfig(clientUrl, entities, log));
+  try {
+    return await underSchemaLock(clientUrl, async () => {
+      await orm.migrator.up({ to: last });
+      return (await orm.migrator.getExecuted()).map((migration) => migration.name);
+    });
+  } finally {
+    await orm.close();
+  }
+}
+
+/**
  * Runs `work` (a change of schema: migrations, the job queue's tables) while holding a session-wide
  * advisory lock, so processes starting at once on one database make their changes one after
  * another: PostgreSQL's `CREATE … IF NOT EXISTS` and `CREATE OR REPLACE` race each other ("tuple
