@@ -19,6 +19,11 @@ export interface Config {
    * past it the request answers 503 instead of hanging with a stalled database.
    */
   databaseTimeoutMs: number;
+  /**
+   * How long a repository lock's lease lasts from its last renewal (CAIRN_LOCK_LEASE): a holder
+   * that stops renewing (hung, cut off) loses the lock to the next process that wants it this late.
+   */
+  lockLeaseMs: number;
   mongodbUrl?: string;
   secretKey?: string;
   adminToken?: string;
@@ -231,6 +236,7 @@ export function loadConfig(env: Env = process.env): Config {
     baseUrl,
     databaseUrl,
     databaseTimeoutMs: duration('CAIRN_DATABASE_TIMEOUT', '10s', [600_000, '10m']),
+    lockLeaseMs: lockLease(duration('CAIRN_LOCK_LEASE', '30s', [3_600_000, '1h'])),
     mongodbUrl,
     secretKey,
     adminToken,
@@ -257,4 +263,10 @@ function isHostRule(rule: string): boolean {
     return family !== 0 && Number(cidr[2]) <= (family === 4 ? 32 : 128);
   }
   return /^[A-Za-z0-9*.-]+$/.test(rule); // host glob such as *.example.com
+}
+
+/** A lease is renewed three times within its length: shorter than 3 s leaves a renewal no time. */
+function lockLease(ms: number): number {
+  if (ms < 3_000) throw new ConfigError('CAIRN_LOCK_LEASE', `"${ms} ms" is shorter than 3s`);
+  return ms;
 }

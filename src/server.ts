@@ -104,8 +104,8 @@ export async function startService(
     await bootstrapAdmin(orm, config, log);
 
     const git = new GitStorage(config.repositoriesDir, log, orm);
-    const locks = new RepositoryLocks(databaseUrl, config.databaseTimeoutMs, async (kind, id, token) => {
-      log.warn({ repositoryId: id, lock: kind }, "taking a repository lock whose holder's lease ran out (a hung or lost process)");
+    const locks = new RepositoryLocks(databaseUrl, config.databaseTimeoutMs, config.lockLeaseMs, async (kind, id, token) => {
+      log.warn({ repositoryId: id, lock: kind }, 'revoking a repository lock holding never let go (its holder hung, was cut off or died)');
       if (kind === 'push') await git.revokeLock(id, token); // only the push lock's holder moves refs
     });
     cleanups.push(['repository locks', () => locks.close()]);

@@ -94,11 +94,12 @@ async function copyRepositories(config: Config, databaseUrl: string, snapshot: D
   await checkRepositoriesDir(config.repositoriesDir, snapshot);
   await fs.mkdir(path.join(dir, REPOSITORIES_DIR), { mode: 0o700 });
   // A maintenance lock taken from a holder whose lease lapsed needs no fence: only push locks' holders move refs.
-  const locks = new RepositoryLocks(databaseUrl, config.databaseTimeoutMs, async () => undefined);
+  const locks = new RepositoryLocks(databaseUrl, config.databaseTimeoutMs, config.lockLeaseMs, async () => undefined);
   const waitMs = config.gitBounds.timeoutMs * LONG_WORK_FACTOR;
   try {
     for (const repository of snapshot.repositories) {
-      const lock = await locks.acquire('maintenance', repository.id, { waitMs });
+      // Never taken over: the git of a paused service's maintenance may still be at work on the files.
+      const lock = await locks.acquire('maintenance', repository.id, { waitMs, takeOver: false });
       if (!lock) throw new Error(`repository ${repository.id} stayed under maintenance for ${waitMs / 1000} s: run the backup again later`);
       try {
         const name = `${repository.id}.git`;

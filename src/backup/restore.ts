@@ -46,13 +46,15 @@ export async function restore(config: Config, source: string, log: Logger): Prom
   try {
     database = await newSiteDatabase(config, log);
     if (config.databaseUrl) await refuseNonEmptyDatabase(database.url);
+    undo.migratedExternal = !!config.databaseUrl; // from the first statement: a migration that failed halfway leaves tables too
     const executed = await migrateTo(database.url, log, ENTITIES, manifest.migrations.at(-1)!);
-    undo.migratedExternal = !!config.databaseUrl;
     if (executed.join('\n') !== manifest.migrations.join('\n')) {
       throw new Error(`the migrations executed (${executed.join(', ')}) are not the backup's (${manifest.migrations.join(', ')})`);
     }
-    await loadDatabase(database.url, dir, manifest);
+    // The repositories first, the rows last: their commit is the restore's, so a restore cut off
+    // before it leaves no site whose records name repositories it lacks.
     await copyRepositories(dir, config.repositoriesDir, manifest);
+    await loadDatabase(database.url, dir, manifest);
   } catch (error) {
     if (error instanceof Refusal) throw error; // refused before any change
     await database?.stop();
@@ -60,7 +62,7 @@ export async function restore(config: Config, source: string, log: Logger): Prom
     await undoRestore(config, manifest, undo);
     if (undo.migratedExternal) {
       (error as Error).message +=
-        "\nThe database DATABASE_URL names now has Cairn's tables but none of the backup's rows: drop and create it again before the next attempt.";
+        "\nThe database DATABASE_URL names may now have Cairn's tables: drop and create it again before the next attempt.";
     }
     throw error;
   } finally {

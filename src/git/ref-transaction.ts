@@ -4,16 +4,16 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type pg from 'pg';
 import { commitEmail, type IdentityOwner } from '../auth/commit-identity.js';
 import type { EventRecorder } from '../events/event-recorder.js';
-import { conflict, notFound } from '../errors/domain-error.js';
+import { conflict, DomainError, notFound } from '../errors/domain-error.js';
 import type { Logger } from '../logger.js';
 import type { Repository } from '../repositories/repository.entity.js';
 import { findRepository } from '../repositories/repository.service.js';
-import { abandonPush, beginPush, interruptedPush, RecordingAttempt, type CommitsNewTo } from './journal.js';
+import { abandonPush, beginPush, interruptedPush, RecordingAttempt, type CommitsNewTo, type InterruptedEntry } from './journal.js';
 import { NO_PUSH_DETAILS, readPushDetails, type PushDetails } from './push-details.js';
 import { pushEventDrafts, type DescribedUpdate, type EventDraft, type GitActor } from './push-events.js';
 import { planRefUpdates, type RefUpdate, type ReportedUpdate } from './ref-updates.js';
 import { readDiskRefs, readRecordedRefs, saveRecordedRefs, ZERO_SHA, type RefMap } from './refs.js';
-import type { RepositoryLocks } from './repository-lock.js';
+import type { HeldLock, RepositoryLocks } from './repository-lock.js';
 import { refsFingerprint } from './refs-fingerprint.js';
 import { gitFailedOn } from './run-git.js';
 import { fencedBy } from './hooks.js';
@@ -120,6 +120,8 @@ interface RecordInput {
    * counted in the journal (RecordingAttempt); null for a repository being created.
    */
   journal: pg.ClientBase | null;
+  /** The token of the repository lock the change is made under (null: a repository being created, unlocked). */
+  lease: string | null;
   /** List the paths each commit changed: false once an attempt to describe these changes never finished. */
   paths: boolean;
 }
@@ -181,7 +183,7 @@ export class RefTransactions {
       // Deleting a repository holds this lock too: once it is ours, the repository stays or is already gone.
       const { rowCount } = await lock.client.query('select 1 from repositories where id = $1', [repositoryId]);
       if (!rowCount) throw notFound('repository');
-      await this.replayInterrupted(lock.client, repositoryId);
+      await this.replayInterrupted(lock, repositoryId);
       const entry = {
         ...{ userId: actor.id, note: request.note ?? null },
         ...{ commitsNewTo: request.commitsNewTo ?? 'repository', pushDetails: request.pushDetails ?? null },
@@ -190,7 +192,7 @@ export class RefTransactions {
       progress.journaled = true;
       const input = {
         ...{ actor, creditedUserId: null, note: entry.note, commitsNewTo: entry.commitsNewTo, details: NO_PUSH_DETAILS },
-        ...{ journal: lock.client, paths: true },
+        ...{ journal: lock.client, lease: lock.token, paths: true },
       };
       if (request.decide)
         return await this.recordDecided(repositoryId, input, request.decide, progress, fencedBy(this.hooksDir, lock.token));
@@ -206,7 +208,7 @@ export class RefTransactions {
         throw error;
       }
       this.log.warn({ err: error, repositoryId }, 'recording a ref change failed; recording it again from the journal');
-      const replayed = await this.replay(lock.client, repositoryId).catch((again: unknown) => {
+      const replayed = await this.replay(lock, repositoryId).catch((again: unknown) => {
         this.log.error({ err: again, repositoryId }, 'recording from the journal failed too; the next change or start-up records it');
         return null;
       });
@@ -228,7 +230,7 @@ export class RefTransactions {
     const lock = await this.locks.acquire('push', repositoryId, { waitMs: 0 });
     if (!lock) return false;
     try {
-      return (await this.replay(lock.client, repositoryId)).updates.length > 0;
+      return (await this.replay(lock, repositoryId)).updates.length > 0;
     } finally {
       await lock.release();
     }
@@ -267,6 +269,7 @@ export class RefTransactions {
       silent: true,
       commitsNewTo: 'repository',
       journal: null,
+      lease: null,
       paths: true,
     } as const;
     const prepared = await this.prepare(tx, repository, input, null);
@@ -274,8 +277,8 @@ export class RefTransactions {
   }
 
   /** Step 2: records what an interrupted change left behind, if its journal entry is there. */
-  private async replayInterrupted(client: pg.ClientBase, repositoryId: string): Promise<void> {
-    if (await interruptedPush(client, repositoryId)) await this.replay(client, repositoryId);
+  private async replayInterrupted(lock: HeldLock, repositoryId: string): Promise<void> {
+    if (await interruptedPush(lock.client, repositoryId)) await this.replay(lock, repositoryId);
   }
 
   /**
@@ -287,34 +290,55 @@ export class RefTransactions {
    * next attempt lists no paths, and the one after records no events, so no restart repeats a
    * description that took the service down.
    */
-  private async replay(client: pg.ClientBase, repositoryId: string): Promise<RefUpdateOutcome> {
-    const interrupted = await interruptedPush(client, repositoryId);
+  private async replay(lock: HeldLock, repositoryId: string): Promise<RefUpdateOutcome> {
+    const interrupted = await interruptedPush(lock.client, repositoryId);
     const attempts = interrupted?.describeAttempts ?? 0;
+    const detailsFile = interrupted?.pushDetails ? path.join(this.git.pathFor(repositoryId), path.basename(interrupted.pushDetails)) : null;
+    const outcome = await this.replayEntry(lock, repositoryId, interrupted, attempts, detailsFile);
+    // Recorded (with or without events): the push's details are of no further use.
+    if (detailsFile)
+      await Promise.all([detailsFile, `${detailsFile}.tmp`].map((file) => fs.rm(file, { force: true }))).catch(() => undefined);
+    return outcome;
+  }
+
+  private async replayEntry(
+    lock: HeldLock,
+    repositoryId: string,
+    interrupted: InterruptedEntry | null,
+    attempts: number,
+    detailsFile: string | null,
+  ): Promise<RefUpdateOutcome> {
     if (attempts >= 2) {
-      return this.recordUndescribed(repositoryId, new Error(`${attempts} attempts to describe these ref changes ended their process`));
+      const cause = new Error(`${attempts} attempts to describe these ref changes ended their process`);
+      return this.recordUndescribed(repositoryId, lock.token, cause);
     }
     if (attempts === 1) {
       this.log.error({ repositoryId }, 'an attempt to describe these ref changes ended its process; recording them without paths');
     }
-    // A push's changes stay the push's, with the options and certificate its pre-receive hook wrote.
-    const detailsFile = interrupted?.pushDetails ? path.join(this.git.pathFor(repositoryId), path.basename(interrupted.pushDetails)) : null;
+    // A push that got as far as its pre-receive hook (its details written) stays the push's, with its
+    // options and certificate; one that did not had moved nothing, and any difference is someone else's.
+    const pushed =
+      detailsFile !== null &&
+      (await fs.access(detailsFile).then(
+        () => true,
+        () => false,
+      ));
     try {
-      const outcome = await this.recordMoved(repositoryId, {
+      return await this.recordMoved(repositoryId, {
         reported: [],
         actor: null,
         creditedUserId: interrupted?.userId ?? null,
-        unreported: detailsFile ? 'push' : 'outside',
+        unreported: pushed ? 'push' : 'outside',
         note: interrupted?.note ?? null,
-        details: detailsFile ? await readPushDetails(detailsFile) : NO_PUSH_DETAILS,
+        details: pushed ? await readPushDetails(detailsFile) : NO_PUSH_DETAILS,
         commitsNewTo: interrupted?.commitsNewTo ?? 'repository',
-        journal: client,
+        journal: lock.client,
+        lease: lock.token,
         paths: attempts === 0,
       });
-      if (detailsFile) await fs.rm(detailsFile, { force: true }).catch(() => undefined);
-      return outcome;
     } catch (error) {
       if (!gitFailedOn(error)) throw error; // a passing failure (the database, a killed git): the journal keeps it for later
-      return this.recordUndescribed(repositoryId, error);
+      return this.recordUndescribed(repositoryId, lock.token, error);
     }
   }
 
@@ -324,7 +348,7 @@ export class RefTransactions {
    * When git cannot even list the refs, only the journal entry is dropped: the next change or
    * start-up records what it finds once git can.
    */
-  private async recordUndescribed(repositoryId: string, cause: unknown): Promise<RefUpdateOutcome> {
+  private async recordUndescribed(repositoryId: string, lease: string, cause: unknown): Promise<RefUpdateOutcome> {
     const em = this.orm.em.fork();
     const fingerprint = await refsFingerprint(this.git.pathFor(repositoryId));
     const disk = await readDiskRefs(this.git.pathFor(repositoryId)).catch((error: unknown) => {
@@ -333,6 +357,7 @@ export class RefTransactions {
     });
     const updates: DescribedUpdate[] = [];
     await em.transactional(async (tx) => {
+      await stillHeld(tx, repositoryId, lease);
       if (disk) {
         const recorded = await readRecordedRefs(tx, repositoryId);
         for (const ref of [...new Set([...recorded.keys(), ...disk.keys()])].sort()) {
@@ -370,6 +395,7 @@ export class RefTransactions {
       const prepared = await this.prepare(em, repository, input, attempt);
       if (!prepared.updates.length) {
         await em.transactional(async (tx) => {
+          await stillHeld(tx, repositoryId, input.lease);
           await tx.execute('delete from git_push_journal where repository_id = ?', [repositoryId]);
           await tx.execute('update repositories set refs_fingerprint = ? where id = ?', [prepared.fingerprint, repositoryId]);
         });
@@ -455,6 +481,7 @@ export class RefTransactions {
    * of them (opening or editing a pull request, deleting the repository) takes them in that order too.
    */
   private async commit(tx: EntityManager, prepared: Prepared, input: RecordInput): Promise<void> {
+    await stillHeld(tx, prepared.repository.id, input.lease);
     const { repository, disk, updates, drafts, actors, newDefault, fingerprint } = prepared;
     const previousDefault = repository.defaultBranch;
     if (newDefault) {
@@ -498,6 +525,23 @@ export class RefTransactions {
     if (outside && !input.silent) this.log.warn(logged, 'recorded ref changes no push reported');
     else this.log.info(logged, 'ref changes recorded');
     for (const listener of this.committedListeners) listener(repository.id);
+  }
+}
+
+/**
+ * Fences the database as the ref hook fences git: the recording transaction `tx` goes on only while
+ * the repository's lock is still held under `lease`, and keeps its lease row from being taken over
+ * (a share lock) until it commits. A holder that was paused past its lease and taken over records
+ * nothing when it wakes; the one that took the lock has recorded its changes from the journal.
+ */
+async function stillHeld(tx: EntityManager, repositoryId: string, lease: string | null): Promise<void> {
+  if (lease === null) return;
+  const rows = await tx.execute(`select 1 from repository_lock_leases where kind = 'push' and repository_id = ? and token = ? for share`, [
+    repositoryId,
+    lease,
+  ]);
+  if (!rows.length) {
+    throw new DomainError('BUSY', "This change's hold on the repository ran out and another process took it over; nothing was recorded.");
   }
 }
 

@@ -5,11 +5,12 @@ import path from 'node:path';
 
 /**
  * A digest of how a bare repository's refs are stored — `HEAD`, `packed-refs` and every directory
- * under `refs/`, each by inode, size and modification time — without reading a ref. git changes a
- * ref by renaming a lock file onto it (or rewriting `packed-refs`), which changes its directory's
- * time or packed-refs' identity: any ref change changes the digest. Other things can change it too
- * (git's own `pack-refs`), which only costs a comparison that finds nothing. Null when the
- * repository's directory cannot be read.
+ * and loose ref file under `refs/`, each by inode, size and modification and change times — without
+ * reading a ref. git changes a ref by renaming a lock file onto it (a new inode) or rewriting
+ * `packed-refs` the same way; a file rewritten in place by hand changes its times: any ref change
+ * changes the digest, however coarse the file system's clock. Other things can change it too (git's
+ * own `pack-refs`), which only costs a comparison that finds nothing. Null when the repository's
+ * directory cannot be read.
  */
 export async function refsFingerprint(dir: string): Promise<string | null> {
   const hash = createHash('sha256');
@@ -24,8 +25,9 @@ export async function refsFingerprint(dir: string): Promise<string | null> {
   const walk = async (relative: string): Promise<void> => {
     await note(relative);
     const entries = await fs.readdir(path.join(dir, relative), { withFileTypes: true });
-    for (const entry of entries.filter((each) => each.isDirectory()).sort((x, y) => (x.name < y.name ? -1 : 1))) {
-      await walk(path.join(relative, entry.name));
+    for (const entry of entries.sort((x, y) => (x.name < y.name ? -1 : 1))) {
+      if (entry.isDirectory()) await walk(path.join(relative, entry.name));
+      else await note(path.join(relative, entry.name));
     }
   };
   try {

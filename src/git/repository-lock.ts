@@ -7,10 +7,6 @@ const PUSH_LOCKS = 0x47495450; // "GITP": ref updates and their events
 const MAINTENANCE_LOCKS = 0x4749544d; // "GITM": gc and friends
 /** How long closing waits for locks still held (a push cut off by shutdown) before letting go anyway. */
 const CLOSE_WAIT_MS = 10_000;
-/** A lease lasts this long from its last renewal: a holder that stops renewing loses the lock this late at most. */
-const LEASE_SECONDS = 30;
-/** Renewals while the lock is held: two may fail (a slow database) before the lease runs out. */
-const RENEW_EVERY_MS = 10_000;
 /** How often a waiter looks for a lease run out (besides trying the lock at every poll). */
 const LEASE_CHECK_EVERY_MS = 1_000;
 
@@ -57,10 +53,15 @@ export class RepositoryLocks {
   private readonly pool: pg.Pool;
   private readonly lines = new Map<string, Line>();
 
-  /** `timeoutMs`: how long to wait for a connection and each statement (CAIRN_DATABASE_TIMEOUT). */
+  /**
+   * `timeoutMs`: how long to wait for a connection and each statement (CAIRN_DATABASE_TIMEOUT).
+   * `leaseMs` (CAIRN_LOCK_LEASE): how long a lease lasts from its last renewal; it is renewed three
+   * times within it, so two renewals may fail (a slow database) before it runs out.
+   */
   constructor(
     databaseUrl: string,
     timeoutMs: number,
+    private readonly leaseMs: number,
     private readonly revoke: RevokeLease,
   ) {
     this.pool = new pg.Pool({
@@ -77,7 +78,11 @@ export class RepositoryLocks {
    * Takes the lock, waiting up to `waitMs` (0: only if free now). Null when it
    * was not obtained in time or `signal` was aborted while waiting.
    */
-  async acquire(kind: LockKind, repositoryId: string, options: { waitMs: number; signal?: AbortSignal }): Promise<HeldLock | null> {
+  async acquire(
+    kind: LockKind,
+    repositoryId: string,
+    options: { waitMs: number; signal?: AbortSignal; takeOver?: boolean },
+  ): Promise<HeldLock | null> {
     const key: [number, string] = [kind === 'push' ? PUSH_LOCKS : MAINTENANCE_LOCKS, repositoryId];
     const lineKey = `${kind} ${repositoryId}`;
     const deadline = Date.now() + options.waitMs;
@@ -103,23 +108,29 @@ export class RepositoryLocks {
     let leaseCheckedAt = Date.now();
     try {
       for (;;) {
-        const { rows } = await client.query<{ locked: boolean }>(
+        // The lease a holder left without releasing (its session ended: a dropped connection, a
+        // database restart) names a holding that may still have git at work: it is revoked too.
+        const { rows } = await client.query<{ locked: boolean; left: string | null }>(
           `with attempt as (select pg_try_advisory_lock($1, hashtext($2)) as locked),
+                previous as (select token from repository_lock_leases where kind = $3 and repository_id = $2),
                 lease as (
                   insert into repository_lock_leases (kind, repository_id, token, backend_pid, expires_at)
                   select $3, $2, $4, pg_backend_pid(), now() + make_interval(secs => $5) from attempt where locked
                   on conflict (kind, repository_id) do update
                     set token = excluded.token, backend_pid = excluded.backend_pid, expires_at = excluded.expires_at)
-           select locked from attempt`,
-          [...key, kind, token, LEASE_SECONDS],
+           select locked, (select token from previous) as left from attempt`,
+          [...key, kind, token, this.leaseMs / 1000],
         );
-        if (rows[0]?.locked) break;
+        if (rows[0]?.locked) {
+          if (rows[0].left) await this.revoke(kind, repositoryId, rows[0].left.replace(/^revoked:/, ''));
+          break;
+        }
         if (Date.now() >= deadline || options.signal?.aborted) {
           giveBack();
           this.passTurn(lineKey);
           return null;
         }
-        if (Date.now() - leaseCheckedAt >= LEASE_CHECK_EVERY_MS) {
+        if (options.takeOver !== false && Date.now() - leaseCheckedAt >= LEASE_CHECK_EVERY_MS) {
           leaseCheckedAt = Date.now();
           if (await this.takeFromLapsedHolder(client, kind, repositoryId, key)) delay = 10;
         }
@@ -136,10 +147,10 @@ export class RepositoryLocks {
       client
         .query(
           'update repository_lock_leases set expires_at = now() + make_interval(secs => $3) where kind = $1 and repository_id = $2 and token = $4',
-          [kind, repositoryId, LEASE_SECONDS, token],
+          [kind, repositoryId, this.leaseMs / 1000, token],
         )
         .catch(() => undefined); // the session is gone or the database slow: the lease runs out, the fence holds
-    }, RENEW_EVERY_MS);
+    }, this.leaseMs / 3);
     renewal.unref();
     let released = false;
     return {
@@ -166,27 +177,35 @@ export class RepositoryLocks {
   }
 
   /**
-   * When the lock's lease has run out and the session it names still holds the lock: revokes the
-   * holding (fencing its ref changes), then ends that session, which lets the lock go. Checking
-   * that the session holds this very lock keeps a lease left by a holder that died (its session
-   * gone, its pid perhaps another's now) from ending an innocent session. True when it ended one.
+   * When the lock's lease has run out and the session it names still holds the lock: claims the
+   * lease first (its token marked revoked, in the same statement that checks it has run out, so a
+   * late renewal cannot bring it back), revokes the holding (fencing its ref changes), then ends
+   * that session if it still holds this very lock, which lets the lock go. Matching the lock itself
+   * keeps a lease whose holder let go meanwhile (its session, or pid, now another's) from ending an
+   * innocent session. True when it asked for a session to end.
    */
   private async takeFromLapsedHolder(client: pg.PoolClient, kind: LockKind, repositoryId: string, key: [number, string]): Promise<boolean> {
+    const holds = `held.locktype = 'advisory' and held.granted and held.objsubid = 2
+      and held.database = (select oid from pg_database where datname = current_database())
+      and held.classid::bigint = $1 and held.objid::bigint = (hashtext($2)::bigint & 4294967295)`;
     const { rows } = await client.query<{ token: string; backend_pid: number }>(
-      `select lease.token, lease.backend_pid from repository_lock_leases lease
+      `update repository_lock_leases lease
+         set token = case when lease.token like 'revoked:%' then lease.token else 'revoked:' || lease.token end
        where lease.kind = $3 and lease.repository_id = $2 and lease.expires_at < now()
-         and exists (select 1 from pg_locks held
-                     where held.locktype = 'advisory' and held.granted and held.pid = lease.backend_pid and held.objsubid = 2
-                       and held.classid::bigint = $1 and held.objid::bigint = (hashtext($2)::bigint & 4294967295))`,
+         and exists (select 1 from pg_locks held where held.pid = lease.backend_pid and ${holds})
+       returning substr(lease.token, 9) as token, lease.backend_pid`,
       [...key, kind],
     );
     const lapsed = rows[0];
     if (!lapsed) return false;
     await this.revoke(kind, repositoryId, lapsed.token);
-    const { rows: ended } = await client.query<{ ended: boolean }>('select pg_terminate_backend($1, $2) as ended', [
-      lapsed.backend_pid,
-      5_000,
-    ]);
+    // Refused (another role's session, a superuser's): the fence stands, and the holder keeps the lock until it ends.
+    const { rows: ended } = await client
+      .query<{ ended: boolean }>(`select pg_terminate_backend(held.pid) as ended from pg_locks held where held.pid = $3 and ${holds}`, [
+        ...key,
+        lapsed.backend_pid,
+      ])
+      .catch(() => ({ rows: [] as Array<{ ended: boolean }> }));
     return ended[0]?.ended ?? false;
   }
 

@@ -181,6 +181,7 @@ export class GitStorage {
       .split('\n')
       .filter(Boolean)
       .slice(-(REVOKED_KEPT - 1));
+    if (kept.includes(token)) return;
     try {
       await fs.writeFile(`${file}.${token}`, [...kept, token, ''].join('\n'));
       await fs.rename(`${file}.${token}`, file);
