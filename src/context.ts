@@ -12,11 +12,11 @@ import { locals } from './http/request-context.js';
 import type { Issues } from './issues/issue.service.js';
 import type { Logger } from './logger.js';
 import type { Mergeability } from './pulls/mergeability.js';
-import type { PullRequests } from './pulls/pull-requests.js';
+import type { PullRequests } from './pulls/pull-request.service.js';
 import type { RateLimits } from './ratelimit/rate-limits.js';
 import type { Repositories } from './repositories/repository.service.js';
-import type { WebhookSettings } from './webhooks/webhook.service.js';
-import type { Webhooks } from './webhooks/webhooks.js';
+import type { WebhookAdmin } from './webhooks/webhook-admin.service.js';
+import type { WebhookDelivery } from './webhooks/webhook-delivery.js';
 
 /**
  * The long-lived parts of a running service, built once at start-up
@@ -33,7 +33,8 @@ export interface Services {
   refs: RefTransactions;
   events: EventRecorder;
   auth: TokenAuthenticator;
-  webhooks: Webhooks;
+  /** Webhook delivery: the fan-out of events, the delivery jobs, the secret box. */
+  webhookDelivery: WebhookDelivery;
   /** Background mergeability checks of pull requests. */
   mergeability: Mergeability;
   accounts: Accounts;
@@ -41,7 +42,8 @@ export interface Services {
   collaborators: Collaborators;
   issues: Issues;
   pulls: PullRequests;
-  hooks: WebhookSettings;
+  /** The webhook use cases: managing webhooks, reading and redelivering their deliveries. */
+  webhookAdmin: WebhookAdmin;
   /** Per-user and per-address budgets, shared by the processes on one database. */
   rateLimits: RateLimits;
 }

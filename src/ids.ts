@@ -30,3 +30,6 @@ export function newId(prefix: IdPrefix, now = Date.now()): string {
 export function looksLikeId(prefix: IdPrefix, value: string): boolean {
   return value.length === prefix.length + 27 && value.startsWith(`${prefix}_`) && /^[0-9a-z]+$/.test(value.slice(prefix.length + 1));
 }
+
+/** The "no object" id git uses for a ref that does not exist (before a create, after a delete). */
+export const ZERO_SHA = '0'.repeat(40);

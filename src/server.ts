@@ -34,7 +34,7 @@ import { Metrics } from './http/metrics.js';
 import { Issues } from './issues/issue.service.js';
 import { followRefs } from './pulls/follow-refs.js';
 import { Mergeability } from './pulls/mergeability.js';
-import { PullRequests } from './pulls/pull-requests.js';
+import { PullRequests } from './pulls/pull-request.service.js';
 import { RateLimiter } from './ratelimit/rate-limiter.js';
 import { chargeOperations, RateLimits } from './ratelimit/rate-limits.js';
 import { startAgenda } from './jobs/agenda.js';
@@ -43,8 +43,8 @@ import type { Logger } from './logger.js';
 import { Repository } from './repositories/repository.entity.js';
 import { Repositories } from './repositories/repository.service.js';
 import { getSchema } from './schema.js';
-import { WebhookSettings } from './webhooks/webhook.service.js';
-import { Webhooks } from './webhooks/webhooks.js';
+import { WebhookAdmin } from './webhooks/webhook-admin.service.js';
+import { WebhookDelivery } from './webhooks/webhook-delivery.js';
 
 /** Routers a surface built on the core (the REST facade) mounts onto the app, given the running services and schema. */
 export type Surface = (services: Services, schema: GraphQLSchema) => Mount[];
@@ -113,11 +113,11 @@ export async function startService(
     await removeOrphanRepositories(orm, git, locks, log);
 
     const metrics = new Metrics();
-    const webhooks = await Webhooks.open(config, orm, metrics, log);
+    const webhookDelivery = await WebhookDelivery.open(config, orm, metrics, log);
     const events = new EventRecorder(config.baseUrl);
-    events.onRecord(webhooks.fanOut());
+    events.onRecord(webhookDelivery.fanOut());
     // Git hosting: Cairn's hooks (the ref fence among them), before anything can move a ref.
-    const hosting = await GitHosting.start(config.dataDir, await pushCertSeed(orm, webhooks.box, config.dataDir));
+    const hosting = await GitHosting.start(config.dataDir, await pushCertSeed(orm, webhookDelivery.box, config.dataDir));
     const refs = new RefTransactions(orm, git, events, locks, log, hosting.hooksDir);
     const mergeability = new Mergeability(orm, git, log, metrics);
     refs.onRefsChanged(followRefs(events, git, mergeability));
@@ -128,13 +128,13 @@ export async function startService(
     // The use cases, each given the collaborators it needs.
     const repositories = new Repositories({ events, storage: git, refs, baseUrl: config.baseUrl });
     const services: Services = {
-      ...{ config, log, orm, git, refs, events, auth, webhooks, mergeability },
+      ...{ config, log, orm, git, refs, events, auth, webhookDelivery, mergeability },
       accounts: new Accounts(auth, config.baseUrl),
       repositories,
       collaborators: new Collaborators({ events, repositories }),
       issues: new Issues({ events, repositories }),
       pulls: new PullRequests({ events, repositories, git, refs, mergeability, log, baseUrl: config.baseUrl }),
-      hooks: new WebhookSettings({ repositories, webhooks, baseUrl: config.baseUrl }),
+      webhookAdmin: new WebhookAdmin({ repositories, delivery: webhookDelivery, baseUrl: config.baseUrl }),
       rateLimits: new RateLimits(config.rateLimits, limiter),
     };
 
@@ -144,19 +144,19 @@ export async function startService(
     const jobs = await startAgenda(config, databaseUrl, log, [
       maintenanceJobs(services, locks),
       reconcileJobs(services),
-      webhooks.jobs(),
+      webhookDelivery.jobs(),
       mergeability.jobs(),
     ]);
     const agenda: Agenda = jobs.agenda;
     cleanups.push(['jobs', () => jobs.stop()]);
     refs.onCommitted(maintenanceScheduler(agenda, log));
     await scheduleReconcile(agenda);
-    await webhooks.start(agenda, embedded !== null);
+    await webhookDelivery.start(agenda, embedded !== null);
     await mergeability.start(agenda);
     cleanups.push(['mergeability checks', () => mergeability.stop()]);
     // Cleanups run in reverse: pushes in flight record their events, then attempts in flight
     // finish, then jobs, git hosting and the database stop.
-    cleanups.push(['webhook attempts', () => webhooks.stop()]);
+    cleanups.push(['webhook attempts', () => webhookDelivery.stop()]);
     cleanups.push(['git requests', () => hosting.drain()]);
 
     const schema = await getSchema();

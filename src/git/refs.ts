@@ -2,8 +2,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { executeBound } from '../db/bound-query.js';
 import { runGit } from './run-git.js';
 
-/** The "no object" id git uses for a ref that does not exist (before a create, after a delete). */
-export const ZERO_SHA = '0'.repeat(40);
+import { ZERO_SHA } from '../ids.js';
+
+export { ZERO_SHA };
 
 /** ref name → sha. */
 export type RefMap = Map<string, string>;

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { DomainError, notFound } from '../errors/domain-error.js';
 import type { Logger } from '../logger.js';
+import { ZERO_SHA } from '../ids.js';
 import { REVOKED_LOCKS_FILE } from './hooks.js';
 import { GitCommandError, runGit } from './run-git.js';
 
@@ -155,9 +156,8 @@ export class GitStorage {
     fence?: { config: string[]; env: Record<string, string> },
   ): Promise<boolean> {
     if (!updates.length) return true;
-    const zero = '0'.repeat(40);
     const input = updates
-      .map(({ ref, before, after }) => (after === zero ? `delete ${ref} ${before}\n` : `update ${ref} ${after} ${before}\n`))
+      .map(({ ref, before, after }) => (after === ZERO_SHA ? `delete ${ref} ${before}\n` : `update ${ref} ${after} ${before}\n`))
       .join('');
     try {
       const config = (fence?.config ?? []).flatMap((setting) => ['-c', setting]);

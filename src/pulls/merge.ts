@@ -10,7 +10,7 @@ import type { MergeNote } from './follow-refs.js';
 import { buildMerge, MergeMethod, NotMergeable } from './merge-commits.js';
 import { PullRequestState } from './pull-request.entity.js';
 import type { MergePullRequestInput, MergeResult } from './pull-request.inputs.js';
-import { findPullRequest } from './pull-request.service.js';
+import { findPullRequest } from './pull-request.reads.js';
 
 /** How long a merge waits for a push to the same repository to finish. */
 const MERGE_LOCK_WAIT_MS = 30_000;

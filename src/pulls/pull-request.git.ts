@@ -1,3 +1,4 @@
+import { ZERO_SHA } from '../ids.js';
 import { Field, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { readCommits } from '../git/browse.js';
 import type { Commit } from '../git/git.types.js';
@@ -116,7 +117,6 @@ export async function listPullCommits(dir: string, base: string, head: string, p
 }
 
 const STATUS: Record<string, FileStatus> = { A: FileStatus.ADDED, D: FileStatus.REMOVED, R: FileStatus.RENAMED };
-const ZERO = '0'.repeat(40);
 
 /** A listed file with the blobs of both sides, which its line counts and patch are made from. */
 type ListedFile = PullRequestFile & { before: Side | null; after: Side | null };
@@ -200,8 +200,8 @@ function parseRaw(output: string, truncated: boolean): ListedFile[] {
       deletions: 0,
       changes: 0,
       patch: null,
-      before: srcSha === ZERO ? null : { mode: srcMode, sha: srcSha },
-      after: dstSha === ZERO ? null : { mode: dstMode, sha: dstSha },
+      before: srcSha === ZERO_SHA ? null : { mode: srcMode, sha: srcSha },
+      after: dstSha === ZERO_SHA ? null : { mode: dstMode, sha: dstSha },
     });
   }
   return files;

@@ -20,7 +20,7 @@ import {
   SubmitReviewInput,
   UpdatePullRequestInput,
 } from './pull-request.inputs.js';
-import type { PullRequests } from './pull-requests.js';
+import type { PullRequests } from './pull-request.service.js';
 import { PullRequestView } from './pull-request.view.js';
 import { Review } from './review.entity.js';
 

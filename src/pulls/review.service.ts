@@ -9,7 +9,8 @@ import type { Principal } from '../principal.js';
 import { PullRequestState } from './pull-request.entity.js';
 import type { SubmitReviewInput } from './pull-request.inputs.js';
 import { pullRequestRecord, reviewRecord } from './pull-request.record.js';
-import { findPullRequest, lockPullRequest } from './pull-request.service.js';
+import { findPullRequest } from './pull-request.reads.js';
+import { lockPullRequest } from './pull-request.writes.js';
 import { Review, ReviewEvent, STATE_OF_EVENT } from './review.entity.js';
 
 /** Reviews of a pull request, newest first. */

@@ -11,7 +11,7 @@ import type { Changes, NoFields } from '../events/event-map.js';
 import type { EventRecorder } from '../events/event-recorder.js';
 import { cloneUrl } from '../events/payloads.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
-import { looksLikeId } from '../ids.js';
+import { looksLikeId, ZERO_SHA } from '../ids.js';
 import type { Principal, Scope } from '../principal.js';
 import { countColumnsSql, isCountColumn, keepCounts } from './loaded-counts.js';
 import { checkBranchName, checkDescription, checkRepositoryName } from './names.js';
@@ -27,8 +27,6 @@ declare module '../events/event-map.js' {
   }
 }
 
-/** The "no object" id git uses for a ref that does not exist yet. */
-const NO_OBJECT = '0'.repeat(40);
 /** How long deleting a repository waits for a push or merge to it to finish. */
 const DELETE_WAIT_MS = 30_000;
 
@@ -159,7 +157,7 @@ export class Repositories {
           ]);
           // Like GitHub, the initial commit of a new repository sends no push or branch_create:
           // `repository` created says it. The ref transaction writes `pushed_at` and `empty`.
-          await refs.initialize(tx, repo, [{ ref: `refs/heads/${defaultBranch}`, before: NO_OBJECT, after: sha }]);
+          await refs.initialize(tx, repo, [{ ref: `refs/heads/${defaultBranch}`, before: ZERO_SHA, after: sha }]);
           await tx.refresh(repo);
         }
         await events.record(tx, { type: 'repository', action: 'created', repository: repo, actor: owner, fields: {} });

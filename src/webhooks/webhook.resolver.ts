@@ -6,9 +6,9 @@ import { Repository } from '../repositories/repository.entity.js';
 import { Delivery, DeliveryAttemptRecord, DeliveryRequest, DeliveryResponse, DeliveryStatus } from './delivery.entity.js';
 import { CreatedWebhook, CreateWebhookInput, UpdateWebhookInput } from './webhook.inputs.js';
 import { Webhook } from './webhook.entity.js';
-import type { WebhookSettings } from './webhook.service.js';
+import type { WebhookAdmin } from './webhook-admin.service.js';
 
-type Context = ResolverContext<{ hooks: WebhookSettings }>;
+type Context = ResolverContext<{ webhookAdmin: WebhookAdmin }>;
 
 const DeliveryConnection = ConnectionType(Delivery, 'DeliveryConnection');
 
@@ -21,18 +21,18 @@ const REPOSITORY_ARG = {
 export class WebhookResolver {
   @Query(() => [Webhook], { description: 'Your owner-level webhooks (all your repositories).' })
   userWebhooks(@Ctx() ctx: Context): Promise<Webhook[]> {
-    return ctx.services.hooks.list(ctx.em, ctx.viewer, null);
+    return ctx.services.webhookAdmin.list(ctx.em, ctx.viewer, null);
   }
 
   @Query(() => Webhook, { nullable: true, description: 'One of your owner-level webhooks.' })
   userWebhook(@Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<Webhook> {
-    return ctx.services.hooks.get(ctx.em, ctx.viewer, id, null);
+    return ctx.services.webhookAdmin.get(ctx.em, ctx.viewer, id, null);
   }
 
   @UseMiddleware(CreatesContent)
   @Mutation(() => CreatedWebhook, { description: 'Needs admin on the repository and the admin:repo_hook scope. Sends nothing.' })
   createWebhook(@Arg('input', () => CreateWebhookInput) input: CreateWebhookInput, @Ctx() ctx: Context): Promise<CreatedWebhook> {
-    return ctx.services.hooks.create(ctx.em, ctx.viewer, input);
+    return ctx.services.webhookAdmin.create(ctx.em, ctx.viewer, input);
   }
 
   @Mutation(() => Webhook)
@@ -42,7 +42,7 @@ export class WebhookResolver {
     @Arg('input', () => UpdateWebhookInput) input: UpdateWebhookInput,
     @Ctx() ctx: Context,
   ): Promise<Webhook> {
-    return ctx.services.hooks.update(ctx.em, ctx.viewer, id, repositoryId, input);
+    return ctx.services.webhookAdmin.update(ctx.em, ctx.viewer, id, repositoryId, input);
   }
 
   @Mutation(() => Boolean, { description: 'Deletes the webhook; its pending deliveries are cancelled.' })
@@ -51,7 +51,7 @@ export class WebhookResolver {
     @Arg('repositoryId', () => ID, REPOSITORY_ARG) repositoryId: string | null,
     @Ctx() ctx: Context,
   ): Promise<boolean> {
-    return ctx.services.hooks.delete(ctx.em, ctx.viewer, id, repositoryId);
+    return ctx.services.webhookAdmin.delete(ctx.em, ctx.viewer, id, repositoryId);
   }
 
   @Mutation(() => Delivery, { description: 'Sends a ping event to the webhook now.' })
@@ -60,7 +60,7 @@ export class WebhookResolver {
     @Arg('repositoryId', () => ID, REPOSITORY_ARG) repositoryId: string | null,
     @Ctx() ctx: Context,
   ): Promise<Delivery> {
-    return ctx.services.hooks.ping(ctx.em, ctx.viewer, id, repositoryId);
+    return ctx.services.webhookAdmin.ping(ctx.em, ctx.viewer, id, repositoryId);
   }
 
   @Mutation(() => Delivery, { description: 'A new series of attempts for a finished delivery (same UUID and body).' })
@@ -70,7 +70,7 @@ export class WebhookResolver {
     @Arg('repositoryId', () => ID, REPOSITORY_ARG) repositoryId: string | null,
     @Ctx() ctx: Context,
   ): Promise<Delivery> {
-    return ctx.services.hooks.redeliver(ctx.em, ctx.viewer, webhookId, deliveryId, repositoryId);
+    return ctx.services.webhookAdmin.redeliver(ctx.em, ctx.viewer, webhookId, deliveryId, repositoryId);
   }
 
   @FieldResolver(() => DeliveryConnection, { description: 'Delivery history, newest first.' })
@@ -81,12 +81,12 @@ export class WebhookResolver {
     @Arg('event', () => String, { nullable: true }) event: string | null,
     @Ctx() ctx: Context,
   ) {
-    return ctx.services.hooks.deliveries(ctx.em, hook, { status, event }, resolvePage(page));
+    return ctx.services.webhookAdmin.deliveries(ctx.em, hook, { status, event }, resolvePage(page));
   }
 
   @FieldResolver(() => Delivery, { nullable: true, description: 'NOT_FOUND when the webhook has no such delivery.' })
   delivery(@Root() hook: Webhook, @Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<Delivery> {
-    return ctx.services.hooks.delivery(ctx.em, hook, id);
+    return ctx.services.webhookAdmin.delivery(ctx.em, hook, id);
   }
 }
 
@@ -95,12 +95,12 @@ export class WebhookResolver {
 export class RepositoryWebhooksResolver {
   @FieldResolver(() => [Webhook], { description: 'Needs admin permission and the admin:repo_hook scope.' })
   webhooks(@Root() repo: Repository, @Ctx() ctx: Context): Promise<Webhook[]> {
-    return ctx.services.hooks.list(ctx.em, ctx.viewer, repo.id);
+    return ctx.services.webhookAdmin.list(ctx.em, ctx.viewer, repo.id);
   }
 
   @FieldResolver(() => Webhook, { nullable: true })
   webhook(@Root() repo: Repository, @Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<Webhook> {
-    return ctx.services.hooks.get(ctx.em, ctx.viewer, id, repo.id);
+    return ctx.services.webhookAdmin.get(ctx.em, ctx.viewer, id, repo.id);
   }
 }
 

@@ -9,7 +9,7 @@ import { conflict, invalid, notFound, Problems } from '../errors/domain-error.js
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
 import type { Repositories } from '../repositories/repository.service.js';
 import type { Principal } from '../principal.js';
-import type { Webhooks } from './webhooks.js';
+import type { WebhookDelivery } from './webhook-delivery.js';
 import { Delivery, DeliveryStatus } from './delivery.entity.js';
 import { DestinationPolicy } from './destination-policy.js';
 import type { CreateWebhookInput, CreatedWebhook, UpdateWebhookInput } from './webhook.inputs.js';
@@ -25,7 +25,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export interface WebhookDeps {
   repositories: Repositories;
   /** The delivery runtime: destination policy, secret box, and waking the worker. */
-  webhooks: Webhooks;
+  delivery: WebhookDelivery;
   baseUrl: string;
 }
 
@@ -101,9 +101,9 @@ function checkSecret(secret: string | null | undefined, problems: Problems): voi
 /** Creating a webhook sends nothing; a generated secret is returned this once. */
 async function createWebhook(deps: WebhookDeps, em: EntityManager, viewer: Principal, input: CreateWebhookInput): Promise<CreatedWebhook> {
   const { repository } = await parentFor(deps, em, viewer, input.repositoryId);
-  const { webhooks } = deps;
+  const { delivery } = deps;
   const problems = new Problems();
-  checkUrl(input.url, webhooks.policy, problems);
+  checkUrl(input.url, delivery.policy, problems);
   const events = checkEvents(input.events ?? ['push'], problems);
   checkSecret(input.secret, problems);
   problems.throwIfAny();
@@ -121,7 +121,7 @@ async function createWebhook(deps: WebhookDeps, em: EntityManager, viewer: Princ
       url: input.url,
       events,
       active: input.active ?? true,
-      secretCiphertext: webhooks.box.seal(input.secret ?? generated!),
+      secretCiphertext: delivery.box.seal(input.secret ?? generated!),
     });
   });
   return { webhook: hook, secret: generated };
@@ -136,12 +136,12 @@ async function updateWebhook(
   input: UpdateWebhookInput,
 ): Promise<Webhook> {
   const hook = await webhookFor(deps, em, viewer, id, repositoryId);
-  const { webhooks } = deps;
+  const { delivery } = deps;
   const problems = new Problems();
   for (const field of ['url', 'secret', 'events', 'active'] as const) {
     if (input[field] === null) problems.add(field, 'missing', `${field} cannot be null`);
   }
-  if (input.url != null) checkUrl(input.url, webhooks.policy, problems);
+  if (input.url != null) checkUrl(input.url, delivery.policy, problems);
   const events = input.events != null ? checkEvents(input.events, problems) : null;
   checkSecret(input.secret, problems);
   problems.throwIfAny();
@@ -149,7 +149,7 @@ async function updateWebhook(
   const deactivating = input.active === false && hook.active;
   if (input.url != null) hook.url = input.url;
   if (events) hook.events = events;
-  if (input.secret != null) hook.secretCiphertext = webhooks.box.seal(input.secret);
+  if (input.secret != null) hook.secretCiphertext = delivery.box.seal(input.secret);
   if (input.active === true && !hook.active) {
     // Re-activation starts afresh: the failure streak and the disabling are forgotten.
     hook.active = true;
@@ -203,7 +203,7 @@ async function pingWebhook(
   });
   const delivery = em.create(Delivery, { id: randomUUID(), webhook: hook, event: 'ping', body, nextAttemptAt: new Date() });
   await em.flush();
-  deps.webhooks.wake([hook.id]);
+  deps.delivery.wake([hook.id]);
   return delivery;
 }
 
@@ -226,7 +226,7 @@ async function redeliver(
     [delivery.id],
   );
   if (rows.length === 0) throw conflict('the delivery is still in progress');
-  deps.webhooks.wake([hook.id]);
+  deps.delivery.wake([hook.id]);
   return (await em.refresh(delivery))!;
 }
 
@@ -258,7 +258,7 @@ async function listDeliveries(
 }
 
 /** The webhook use cases with their collaborators bound, as transports call them. */
-export class WebhookSettings {
+export class WebhookAdmin {
   constructor(private readonly deps: WebhookDeps) {}
 
   list(em: EntityManager, viewer: Principal, repositoryId: string | null) {

@@ -27,7 +27,7 @@ const PROCESS_CONCURRENCY = 1024;
  * and destination policy the API uses, the fan-out listener for the event
  * recorder, the Agenda jobs, and `wake` for new deliveries.
  */
-export class Webhooks {
+export class WebhookDelivery {
   readonly policy: DestinationPolicy;
   private worker: DeliveryWorker | null = null;
   private readonly health: WebhookHealth;
@@ -43,8 +43,8 @@ export class Webhooks {
     this.health = new WebhookHealth(orm, config.webhookDisableAfterMs, log);
   }
 
-  static async open(config: Config, orm: MikroORM, metrics: Metrics, log: Logger): Promise<Webhooks> {
-    return new Webhooks(
+  static async open(config: Config, orm: MikroORM, metrics: Metrics, log: Logger): Promise<WebhookDelivery> {
+    return new WebhookDelivery(
       await SecretBox.open(config.secretKey, orm, config.dataDir),
       config,
       orm,

@@ -1,0 +1,130 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { fastRead } from '../db/fast-read.js';
+import { notFound } from '../errors/domain-error.js';
+import { connection, type Connection, type Page } from '../graphql/pagination.js';
+import type { Repository } from '../repositories/repository.entity.js';
+import { PullRequestStateFilter } from './pull-request.inputs.js';
+import { PullRequest, PullRequestState } from './pull-request.entity.js';
+import { pullRequestView, type PullRequestFacts, type PullRequestView } from './pull-request.view.js';
+
+/**
+ * Reading pull requests: lists and single ones as the views clients see, each in one statement
+ * (their users' logins joined), never hydrated into entities; and `findPullRequest`, the entity a
+ * change starts from. The changes themselves are in pull-request.writes.ts.
+ */
+/** A pull request as read for a view: its row with its users' logins. */
+interface PullRequestRow {
+  id: string;
+  number: number;
+  title: string;
+  body: string | null;
+  state: PullRequestState;
+  draft: boolean;
+  head_ref: string;
+  head_sha: string;
+  base_ref: string;
+  base_sha: string;
+  user_id: string;
+  user_login: string;
+  merged_at: string | Date | null;
+  merged_by_id: string | null;
+  merged_by_login: string | null;
+  merge_commit_sha: string | null;
+  commits_count: number;
+  mergeable: boolean | null;
+  mergeable_base_sha: string | null;
+  mergeable_head_sha: string | null;
+  conflicts: string[] | string;
+  created_at: string | Date;
+  updated_at: string | Date;
+  closed_at: string | Date | null;
+  repository_id: string;
+}
+
+const date = (value: string | Date) => (value instanceof Date ? value : new Date(value));
+
+function factsOf(row: PullRequestRow): PullRequestFacts {
+  return {
+    id: row.id,
+    number: row.number,
+    title: row.title,
+    body: row.body,
+    state: row.state,
+    draft: row.draft,
+    headRef: row.head_ref,
+    headSha: row.head_sha,
+    baseRef: row.base_ref,
+    baseSha: row.base_sha,
+    user: { id: row.user_id, login: row.user_login },
+    mergedAt: row.merged_at === null ? null : date(row.merged_at),
+    mergedBy: row.merged_by_id === null ? null : { id: row.merged_by_id, login: row.merged_by_login! },
+    mergeCommitSha: row.merge_commit_sha,
+    commitsCount: row.commits_count,
+    storedMergeable: row.mergeable,
+    mergeableBaseSha: row.mergeable_base_sha,
+    mergeableHeadSha: row.mergeable_head_sha,
+    storedConflicts: typeof row.conflicts === 'string' ? (JSON.parse(row.conflicts) as string[]) : row.conflicts,
+    createdAt: date(row.created_at),
+    updatedAt: date(row.updated_at),
+    closedAt: row.closed_at === null ? null : date(row.closed_at),
+    repositoryId: row.repository_id,
+  };
+}
+
+/**
+ * Pull requests as views, read with one statement: their rows in the given order joined with their
+ * users' logins. `ids` is a subquery selecting the wanted ids (a page, or one number).
+ */
+async function readViews(em: EntityManager, ids: string, params: unknown[], order: string): Promise<PullRequestView[]> {
+  const rows = await fastRead<PullRequestRow>(
+    em,
+    `select p.*, u.login as user_login, m.login as merged_by_login
+       from (${ids}) as wanted
+       join pull_requests p on p.id = wanted.id
+       join users u on u.id = p.user_id
+       left join users m on m.id = p.merged_by_id
+      order by ${order}`,
+    params,
+  );
+  return rows.map((row) => pullRequestView(factsOf(row)));
+}
+
+/**
+ * A page of a repository's pull requests, newest first. A list is only read, so it is not hydrated
+ * into entities: one statement for the page (its ids chosen first, so a deep offset walks the index
+ * only, not the joins), one for the total.
+ */
+export async function listPullRequests(
+  em: EntityManager,
+  repo: Repository,
+  state: PullRequestStateFilter,
+  page: Page,
+): Promise<Connection<PullRequestView>> {
+  const filter = state === PullRequestStateFilter.ALL ? '' : ' and state = ?';
+  const params = state === PullRequestStateFilter.ALL ? [repo.id] : [repo.id, state];
+  const [counted, views] = await Promise.all([
+    fastRead<{ total: number }>(em, `select count(*)::int as total from pull_requests where repository_id = ?${filter}`, params),
+    page.limit === 0
+      ? Promise.resolve([])
+      : readViews(
+          em,
+          `select id, created_at from pull_requests where repository_id = ?${filter} order by created_at desc, id desc limit ? offset ?`,
+          [...params, page.limit, page.offset],
+          'wanted.created_at desc, wanted.id desc',
+        ),
+  ]);
+  return connection(views, counted[0]!.total, page);
+}
+
+/** One pull request as its view; NOT_FOUND when there is none. */
+export async function readPullRequest(em: EntityManager, repo: Repository, number: number): Promise<PullRequestView> {
+  const [view] = await readViews(em, 'select id from pull_requests where repository_id = ? and number = ?', [repo.id, number], 'p.id');
+  if (!view) throw notFound('pull request');
+  return view;
+}
+
+export async function findPullRequest(em: EntityManager, repo: Repository, number: number): Promise<PullRequest> {
+  const pr = await em.findOne(PullRequest, { repository: repo, number }, { populate: ['user', 'mergedBy'] });
+  if (!pr) throw notFound('pull request');
+  return pr;
+}
