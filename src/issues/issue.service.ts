@@ -12,7 +12,7 @@ import type { Repository } from '../repositories/repository.entity.js';
 import type { Repositories } from '../repositories/repository.service.js';
 import { Issue, IssueState, IssueStateReason } from './issue.entity.js';
 import { IssueStateFilter, type CreateIssueInput, type UpdateIssueInput } from './issue.inputs.js';
-import { issueRecord } from './issue.record.js';
+import { issuePayload } from './issue.payload.js';
 
 /** The issues use cases, callable by any transport with the request's entity manager and the acting user. */
 export class Issues {
@@ -56,7 +56,7 @@ export class Issues {
         action: 'opened',
         repository: repo,
         actor: author,
-        fields: { issue: issueRecord(Object.assign(issue, { number })) },
+        fields: { issue: issuePayload(Object.assign(issue, { number })) },
       }),
     });
     return em.map(Issue, row);
@@ -115,11 +115,11 @@ export class Issues {
           action: 'updated',
           repository: repo,
           actor,
-          fields: { issue: issueRecord(issue), changes },
+          fields: { issue: issuePayload(issue), changes },
         });
       }
       if (transition) {
-        await events.record(tx, { type: 'issues', action: transition, repository: repo, actor, fields: { issue: issueRecord(issue) } });
+        await events.record(tx, { type: 'issues', action: transition, repository: repo, actor, fields: { issue: issuePayload(issue) } });
         await countOpenIssues(tx, repo.id, transition === 'closed' ? -1 : 1); // last: it locks the counters that creation takes too
       }
       return issue;

@@ -8,7 +8,7 @@ import { runGit } from '../git/run-git.js';
 import type { GitStorage } from '../git/storage.js';
 import type { Mergeability } from './mergeability.js';
 import { PullRequest, PullRequestState } from './pull-request.entity.js';
-import { pullRequestRecord } from './pull-request.record.js';
+import { pullRequestPayload } from './pull-request.payload.js';
 import { countCommits } from './pull-request.git.js';
 
 /** What a merge through the API writes into the ref transaction's journal entry. */
@@ -70,7 +70,7 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
           action,
           repository: change.repository,
           actor,
-          fields: { number: pr.number, pull_request: pullRequestRecord(pr) },
+          fields: { number: pr.number, pull_request: pullRequestPayload(pr) },
         });
       const now = new Date();
       const baseTip = tip(pr.baseRef);
@@ -99,7 +99,7 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
           action: 'updated',
           repository: change.repository,
           actor: actorOf(pr.headRef),
-          fields: { number: pr.number, pull_request: pullRequestRecord(pr), changes, forced: moved.get(pr.headRef)?.forced ?? false },
+          fields: { number: pr.number, pull_request: pullRequestPayload(pr), changes, forced: moved.get(pr.headRef)?.forced ?? false },
         });
       }
       if (merging) {

@@ -13,7 +13,7 @@ import type { Repository } from '../repositories/repository.entity.js';
 import { PullRequestEditState, type CreatePullRequestInput, type UpdatePullRequestInput } from './pull-request.inputs.js';
 import { PullRequest, PullRequestState } from './pull-request.entity.js';
 import { countCommits, mergeBase } from './pull-request.git.js';
-import { pullRequestRecord } from './pull-request.record.js';
+import { pullRequestPayload } from './pull-request.payload.js';
 import { findPullRequest } from './pull-request.reads.js';
 
 /**
@@ -142,7 +142,7 @@ export async function createPullRequest(
         action: 'opened',
         repository: repo,
         actor: author,
-        fields: { number, pull_request: pullRequestRecord(pr) },
+        fields: { number, pull_request: pullRequestPayload(pr) },
       });
       events.afterCommit(tx, () => mergeability.wake(repo.id));
       return pr;
@@ -238,7 +238,7 @@ export async function updatePullRequest(
       if (!transition && Object.keys(changes).length === 0) return pr;
       pr.updatedAt = now;
       await tx.flush(); // reopening beside another open pull request for the pair fails here
-      const fields = () => ({ number: pr.number, pull_request: pullRequestRecord(pr) });
+      const fields = () => ({ number: pr.number, pull_request: pullRequestPayload(pr) });
       if (Object.keys(changes).length) {
         await events.record(tx, { type: 'pull_request', action: 'updated', repository: repo, actor, fields: { ...fields(), changes } });
       }

@@ -8,7 +8,7 @@ import type { PullDeps } from './pull-request.deps.js';
 import type { Principal } from '../principal.js';
 import { PullRequestState } from './pull-request.entity.js';
 import type { SubmitReviewInput } from './pull-request.inputs.js';
-import { pullRequestRecord, reviewRecord } from './pull-request.record.js';
+import { pullRequestPayload, reviewPayload } from './pull-request.payload.js';
 import { findPullRequest } from './pull-request.reads.js';
 import { lockPullRequest } from './pull-request.writes.js';
 import { Review, ReviewEvent, STATE_OF_EVENT } from './review.entity.js';
@@ -62,7 +62,7 @@ export async function submitReview(deps: PullDeps, em: EntityManager, viewer: Pr
       action: 'submitted',
       repository: repo,
       actor: reviewer,
-      fields: { review: reviewRecord(review), pull_request: pullRequestRecord(pr) },
+      fields: { review: reviewPayload(review), pull_request: pullRequestPayload(pr) },
     });
     return review;
   });

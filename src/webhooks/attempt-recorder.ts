@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { GroupCommit } from '../db/group-commit.js';
 import type { Logger } from '../logger.js';
-import { recordAttempts, type FinishedAttempt } from './attempt-record.js';
+import { recordAttempts, type FinishedAttempt } from './retry-policy.js';
 
 /** Attempts recorded by one statement at most. */
 const MAX_BATCH = 500;

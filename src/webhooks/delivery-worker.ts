@@ -5,7 +5,7 @@ import type { Logger } from '../logger.js';
 import { AdaptiveConcurrency } from './adaptive-concurrency.js';
 import { isNoSpace } from '../errors/no-space.js';
 import { isUnavailable } from '../errors/unavailable.js';
-import { finishAttempt, type ClaimedDelivery, type FinishedAttempt } from './attempt-record.js';
+import { finishAttempt, type ClaimedDelivery, type FinishedAttempt } from './retry-policy.js';
 import { AttemptRecorder } from './attempt-recorder.js';
 import { AttemptTrigger } from './delivery.entity.js';
 import type { AttemptOutcome, HttpSender } from './http-sender.js';

@@ -14,7 +14,7 @@ import { Delivery, DeliveryStatus } from './delivery.entity.js';
 import { DestinationPolicy } from './destination-policy.js';
 import type { CreateWebhookInput, CreatedWebhook, UpdateWebhookInput } from './webhook.inputs.js';
 import { Webhook } from './webhook.entity.js';
-import { webhookRecord, zen } from './webhook.record.js';
+import { webhookPayload, zen } from './webhook.payload.js';
 import { cancelPendingDeliveries } from './webhook-health.js';
 
 const MAX_WEBHOOKS = 20;
@@ -197,7 +197,7 @@ async function pingWebhook(
     event: 'ping',
     zen: zen(),
     hook_id: hook.id,
-    hook: webhookRecord(hook),
+    hook: webhookPayload(hook),
     ...(hook.repository ? { repository: repositoryRef(hook.repository, deps.baseUrl) } : {}),
     sender: actorRef({ id: viewer.userId, login: viewer.login }),
   });

@@ -2,6 +2,13 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { AttemptTrigger, DeliveryStatus } from './delivery.entity.js';
 import type { AttemptOutcome } from './http-sender.js';
 
+/**
+ * The retry policy of webhook deliveries, pure: given a claimed delivery and how its attempt went,
+ * what becomes of it — succeeded, retried after the next delay of the schedule
+ * (CAIRN_WEBHOOK_RETRY_DELAYS), or failed once the schedule is spent. attempt-recorder.ts writes
+ * what it decides.
+ */
+
 /** A delivery as claimed by a worker. */
 export interface ClaimedDelivery {
   id: string;

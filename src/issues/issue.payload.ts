@@ -2,8 +2,8 @@ import type { Changes } from '../events/event-map.js';
 import { actorRef, iso } from '../events/payloads.js';
 import type { Issue } from './issue.entity.js';
 
-/** The issue record, as it appears in webhook payloads (the REST facade yields the same shape). */
-export function issueRecord(issue: Issue) {
+/** An issue as it appears in webhook payloads (the REST facade yields the same shape). */
+export function issuePayload(issue: Issue) {
   return {
     id: issue.id,
     number: issue.number,
@@ -20,7 +20,7 @@ export function issueRecord(issue: Issue) {
   };
 }
 
-type IssueRecord = ReturnType<typeof issueRecord>;
+type IssueRecord = ReturnType<typeof issuePayload>;
 
 declare module '../events/event-map.js' {
   interface ActionEvents {

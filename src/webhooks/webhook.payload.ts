@@ -1,8 +1,8 @@
 import { iso } from '../events/payloads.js';
 import type { Webhook } from './webhook.entity.js';
 
-/** The webhook record, as it appears in a ping's `hook` (the REST facade yields the same shape). */
-export function webhookRecord(hook: Webhook) {
+/** A webhook as it appears in a ping's `hook` (the REST facade yields the same shape). */
+export function webhookPayload(hook: Webhook) {
   return {
     id: hook.id,
     url: hook.url,

@@ -4,10 +4,10 @@ import { pullRequestView, type PullRequestFacts } from './pull-request.view.js';
 import type { Review } from './review.entity.js';
 
 /**
- * The pull request record as it appears in webhook payloads: its view (the one GraphQL and the REST
+ * A pull request as it appears in webhook payloads: its view (the one GraphQL and the REST
  * facade serve) in the REST spelling.
  */
-export function pullRequestRecord(pr: PullRequestFacts) {
+export function pullRequestPayload(pr: PullRequestFacts) {
   const view = pullRequestView(pr);
   return {
     id: view.id,
@@ -35,7 +35,7 @@ export function pullRequestRecord(pr: PullRequestFacts) {
 }
 
 /** The review record. */
-export function reviewRecord(review: Review) {
+export function reviewPayload(review: Review) {
   return {
     id: review.id,
     state: review.state,
@@ -46,10 +46,10 @@ export function reviewRecord(review: Review) {
   };
 }
 
-type PullRequestRecord = ReturnType<typeof pullRequestRecord>;
-type ReviewRecord = ReturnType<typeof reviewRecord>;
+type PullRequestRecord = ReturnType<typeof pullRequestPayload>;
+type ReviewRecord = ReturnType<typeof reviewPayload>;
 
-/** The payload fields of every `pull_request` event: the number and the record as it is after the change. */
+/** The payload fields of every `pull_request` event: the number and the pull request as it is after the change. */
 interface PullRequestFields {
   number: number;
   pull_request: PullRequestRecord;
