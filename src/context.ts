@@ -5,7 +5,7 @@ import type { TokenAuthenticator } from './auth/authenticate.js';
 import type { Collaborators } from './collaborators/collaborator.service.js';
 import type { Config } from './config.js';
 import type { EventRecorder } from './events/event-recorder.js';
-import type { RefTransactions } from './git/ref-transaction.js';
+import type { RefTransactions } from './git/refs/ref-transaction.js';
 import type { GitStorage } from './git/storage.js';
 import type { ResolverContext } from './graphql/context.js';
 import { locals } from './http/request-context.js';

@@ -1,4 +1,4 @@
-import { parseReport, planRefUpdates } from '../src/git/ref-updates.js';
+import { parseReport, planRefUpdates } from '../src/git/refs/ref-updates.js';
 
 /** The pure core of push recording: which ref changes to announce, given three views of a repository. */
 const ZERO = '0'.repeat(40);

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config.js';
 import { LONG_WORK_FACTOR } from '../git/git-bounds.js';
-import { RepositoryLocks } from '../git/repository-lock.js';
+import { RepositoryLocks } from '../git/refs/repository-lock.js';
 import type { Logger } from '../logger.js';
 import { VERSION } from '../version.js';
 import { dumpDatabase, type DatabaseSnapshot } from './database-dump.js';

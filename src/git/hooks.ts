@@ -1,8 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { MAX_PUSH_OPTION_BYTES, MAX_PUSH_OPTIONS } from './push-details.js';
+import { MAX_PUSH_OPTION_BYTES, MAX_PUSH_OPTIONS } from './refs/push-details.js';
 import { configureReceive } from './receive-settings.js';
-import { ZERO_SHA } from './refs.js';
+import { ZERO_SHA } from './refs/refs.js';
 
 /** Environment variable naming the file the post-receive hook writes a push's ref updates to. */
 export const PUSH_REPORT_ENV = 'CAIRN_PUSH_REPORT';
@@ -112,7 +112,7 @@ details=$${PUSH_DETAILS_ENV}
  * receive-pack exits and records the events.
  */
 const POST_RECEIVE = `#!/bin/sh
-# Cairn: hands what this push did to the service (src/git/receive.ts).
+# Cairn: hands what this push did to the service (src/git/http/receive.ts).
 report=$${PUSH_REPORT_ENV}
 [ -n "$report" ] || exit 0
 cat > "$report.tmp" && mv "$report.tmp" "$report"

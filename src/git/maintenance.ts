@@ -3,7 +3,7 @@ import type { Agenda } from 'agenda';
 import type { GitStorage } from './storage.js';
 import { defineJob, type JobDefinitions } from '../jobs/agenda.js';
 import type { Logger } from '../logger.js';
-import type { RepositoryLocks } from './repository-lock.js';
+import type { RepositoryLocks } from './refs/repository-lock.js';
 import { gitBounds, LONG_WORK_FACTOR } from './git-bounds.js';
 import { runGit } from './run-git.js';
 

@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger.js';
 import { Repository } from '../repositories/repository.entity.js';
-import type { RepositoryLocks } from './repository-lock.js';
+import type { RepositoryLocks } from './refs/repository-lock.js';
 import type { GitStorage } from './storage.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { EventRecorder } from '../events/event-recorder.js';
-import type { RefTransactions } from '../git/ref-transaction.js';
+import type { RefTransactions } from '../git/refs/ref-transaction.js';
 import type { GitStorage } from '../git/storage.js';
 import type { Logger } from '../logger.js';
 import type { Repositories } from '../repositories/repository.service.js';

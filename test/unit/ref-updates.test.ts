@@ -1,8 +1,8 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { MAX_PUSH_OPTION_BYTES, MAX_PUSH_OPTIONS, NO_PUSH_DETAILS, readPushDetails } from '../../src/git/push-details.js';
-import { parseReport, planRefUpdates, type ReportedUpdate } from '../../src/git/ref-updates.js';
+import { MAX_PUSH_OPTION_BYTES, MAX_PUSH_OPTIONS, NO_PUSH_DETAILS, readPushDetails } from '../../src/git/refs/push-details.js';
+import { parseReport, planRefUpdates, type ReportedUpdate } from '../../src/git/refs/ref-updates.js';
 
 /**
  * Push recording's pure core (ref-updates.ts): from what earlier events recorded, what

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * The lease of each repository lock held (src/git/repository-lock.ts): which session holds it and
+ * The lease of each repository lock held (src/git/refs/repository-lock.ts): which session holds it and
  * until when. A holder renews it while it works; one that stops renewing (a hung or vanished
  * machine) has its session ended by the next process that wants the lock, which so takes it.
  */

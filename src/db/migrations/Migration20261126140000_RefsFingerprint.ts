@@ -2,7 +2,7 @@ import { Migration } from '@mikro-orm/migrations';
 
 /**
  * What a repository's refs storage looked like when its refs were last recorded (a digest of the
- * ref directories' and packed-refs' identities and times, src/git/refs-fingerprint.ts): start-up
+ * ref directories' and packed-refs' identities and times, src/git/refs/refs-fingerprint.ts): start-up
  * compares only repositories whose storage changed since, instead of asking git about every one.
  */
 export class Migration20261126140000_RefsFingerprint extends Migration {

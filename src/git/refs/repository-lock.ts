@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { within } from '../deadline.js';
+import { within } from '../../deadline.js';
 
 /** Advisory-lock namespaces (first key of the two-key form); the second key is a hash of the repository id. */
 const PUSH_LOCKS = 0x47495450; // "GITP": ref updates and their events

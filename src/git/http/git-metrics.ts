@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Metrics } from '../http/metrics.js';
+import type { Metrics } from '../../http/metrics.js';
 import type { GitService, ServiceRun } from './transport.js';
 
 /**

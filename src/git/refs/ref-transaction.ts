@@ -2,12 +2,12 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type pg from 'pg';
-import { commitEmail, type IdentityOwner } from '../auth/commit-identity.js';
-import type { EventRecorder } from '../events/event-recorder.js';
-import { conflict, DomainError, notFound } from '../errors/domain-error.js';
-import type { Logger } from '../logger.js';
-import type { Repository } from '../repositories/repository.entity.js';
-import { findRepository } from '../repositories/repository.service.js';
+import { commitEmail, type IdentityOwner } from '../../auth/commit-identity.js';
+import type { EventRecorder } from '../../events/event-recorder.js';
+import { conflict, DomainError, notFound } from '../../errors/domain-error.js';
+import type { Logger } from '../../logger.js';
+import type { Repository } from '../../repositories/repository.entity.js';
+import { findRepository } from '../../repositories/repository.service.js';
 import { abandonPush, beginPush, interruptedPush, RecordingAttempt, type CommitsNewTo, type InterruptedEntry } from './journal.js';
 import { NO_PUSH_DETAILS, readPushDetails, type PushDetails } from './push-details.js';
 import { pushEventDrafts, type DescribedUpdate, type EventDraft, type GitActor } from './push-events.js';
@@ -15,9 +15,9 @@ import { planRefUpdates, type RefUpdate, type ReportedUpdate } from './ref-updat
 import { readDiskRefs, readRecordedRefs, saveRecordedRefs, ZERO_SHA, type RefMap } from './refs.js';
 import type { HeldLock, RepositoryLocks } from './repository-lock.js';
 import { refsFingerprint } from './refs-fingerprint.js';
-import { gitFailedOn } from './run-git.js';
-import { fencedBy } from './hooks.js';
-import type { GitStorage } from './storage.js';
+import { gitFailedOn } from '../run-git.js';
+import { fencedBy } from '../hooks.js';
+import type { GitStorage } from '../storage.js';
 
 type Fence = ReturnType<typeof fencedBy>;
 

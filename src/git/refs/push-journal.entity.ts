@@ -1,6 +1,6 @@
 import { OptionalProps } from '@mikro-orm/core';
 import { Entity, ManyToOne, Property } from '@mikro-orm/decorators/legacy';
-import { Repository } from '../repositories/repository.entity.js';
+import { Repository } from '../../repositories/repository.entity.js';
 
 /**
  * A push in flight: written (and committed) before `receive-pack` may touch a

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../../logger.js';
 import { drained, handedToKernel } from './tcp-queue.js';
 
 /**

@@ -1,9 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Permission } from '../auth/permissions.js';
-import type { Principal } from '../principal.js';
-import { plausibleToken } from '../auth/tokens.js';
-import { DomainError } from '../errors/domain-error.js';
-import type { Repository } from '../repositories/repository.entity.js';
+import { Permission } from '../../auth/permissions.js';
+import type { Principal } from '../../principal.js';
+import { plausibleToken } from '../../auth/tokens.js';
+import { DomainError } from '../../errors/domain-error.js';
+import type { Repository } from '../../repositories/repository.entity.js';
 import type { GitHttp } from './git-http.js';
 
 export type GitAccess = { ok: true; repo: Repository; viewer: Principal | null } | { ok: false; error: DomainError };

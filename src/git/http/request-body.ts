@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { Transform, Writable, type TransformCallback } from 'node:stream';
 import zlib from 'node:zlib';
-import { DomainError } from '../errors/domain-error.js';
+import { DomainError } from '../../errors/domain-error.js';
 import type { ClientPace } from './client-pace.js';
 
 /** A request body up to this size is kept in memory... */

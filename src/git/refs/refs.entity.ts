@@ -1,6 +1,6 @@
 import { PrimaryKeyProp } from '@mikro-orm/core';
 import { Entity, ManyToOne, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
-import { Repository } from '../repositories/repository.entity.js';
+import { Repository } from '../../repositories/repository.entity.js';
 
 /**
  * The refs of a repository as the events last recorded them: what the outbox

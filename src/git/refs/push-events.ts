@@ -1,11 +1,11 @@
-import { mapLimit } from './concurrency.js';
+import { mapLimit } from '../concurrency.js';
 import type { CommitsNewTo } from './journal.js';
 import { NO_PUSH_DETAILS, type PushCertificate, type PushDetails } from './push-details.js';
-import { briefMessage, describeCommits, hasNewCommits, isAncestor, newCommits, peelToCommits, type PushCommit } from './commits.js';
+import { briefMessage, describeCommits, hasNewCommits, isAncestor, newCommits, peelToCommits, type PushCommit } from '../commits.js';
 import type { RefUpdate, RefUpdatePlan } from './ref-updates.js';
 import { ZERO_SHA } from './refs.js';
-import { gitBounds } from './git-bounds.js';
-import { GitLimitExceeded } from './run-git.js';
+import { gitBounds } from '../git-bounds.js';
+import { GitLimitExceeded } from '../run-git.js';
 
 /** Who a ref change is credited to: `sender` of the events and `pusher` of the push payload. */
 export interface GitActor {
@@ -46,7 +46,7 @@ interface RefEventFields {
   sha: string;
 }
 
-declare module '../events/event-map.js' {
+declare module '../../events/event-map.js' {
   interface PlainEvents {
     push: PushFields;
     branch_create: RefEventFields;

@@ -2,16 +2,16 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
-import type { Principal } from '../principal.js';
-import { DomainError } from '../errors/domain-error.js';
-import type { Repository } from '../repositories/repository.entity.js';
-import { PUSH_DETAILS_ENV, PUSH_REPORT_ENV } from './hooks.js';
+import type { Principal } from '../../principal.js';
+import { DomainError } from '../../errors/domain-error.js';
+import type { Repository } from '../../repositories/repository.entity.js';
+import { PUSH_DETAILS_ENV, PUSH_REPORT_ENV } from '../hooks.js';
 import type { GitExchange } from './git-metrics.js';
 import type { GitHosting } from './hosting.js';
 import type { GitHttp } from './git-http.js';
 import { finishGitResponse, sendGitAnswer } from './http-answers.js';
-import { NO_PUSH_DETAILS, readPushDetails } from './push-details.js';
-import { parseReport } from './ref-updates.js';
+import { NO_PUSH_DETAILS, readPushDetails } from '../refs/push-details.js';
+import { parseReport } from '../refs/ref-updates.js';
 import { runRpc, type ServiceRun } from './transport.js';
 
 /** How long a push waits for another push to the same repository to finish. */

@@ -1,9 +1,9 @@
-import { within } from '../deadline.js';
+import { within } from '../../deadline.js';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { SharedSlots } from './concurrency.js';
-import { installHooks } from './hooks.js';
+import { SharedSlots } from '../concurrency.js';
+import { installHooks } from '../hooks.js';
 
 /** Pushes one user may have in flight at once in one process. */
 const MAX_PUSHES_PER_USER = 8;

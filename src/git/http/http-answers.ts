@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import { ANSWERS, answerHeaders } from '../errors/answers.js';
-import { DomainError } from '../errors/domain-error.js';
+import { ANSWERS, answerHeaders } from '../../errors/answers.js';
+import { DomainError } from '../../errors/domain-error.js';
 import { setNoCache, type ServiceRun } from './transport.js';
 
 /** A DomainError as git over HTTP answers it: the table's status and wording. */

@@ -1,11 +1,11 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Transform } from 'node:stream';
-import { DomainError } from '../errors/domain-error.js';
-import { GIT_STOP_GRACE_MS, underKernelBounds } from './git-bounds.js';
-import { stoppedAt, type GitLimitExceeded } from './run-git.js';
-import { environmentWithoutSecrets, serverGitEnvironment } from './git-environment.js';
-import { gitLauncher } from './git-launcher-host.js';
+import { DomainError } from '../../errors/domain-error.js';
+import { GIT_STOP_GRACE_MS, underKernelBounds } from '../git-bounds.js';
+import { stoppedAt, type GitLimitExceeded } from '../run-git.js';
+import { environmentWithoutSecrets, serverGitEnvironment } from '../git-environment.js';
+import { gitLauncher } from '../git-launcher-host.js';
 import { ClientPace } from './client-pace.js';
 import { bodyDecoder, ByteLimit, closeAfterAnswer, tooSlow, type RequestBody } from './request-body.js';
 

@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { executeBound } from '../db/bound-query.js';
-import { runGit } from './run-git.js';
+import { executeBound } from '../../db/bound-query.js';
+import { runGit } from '../run-git.js';
 
-import { ZERO_SHA } from '../ids.js';
+import { ZERO_SHA } from '../../ids.js';
 
 export { ZERO_SHA };
 
