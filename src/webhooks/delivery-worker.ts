@@ -7,6 +7,7 @@ import { isNoSpace } from '../errors/no-space.js';
 import { isUnavailable } from '../errors/unavailable.js';
 import { finishAttempt, type ClaimedDelivery, type FinishedAttempt } from './retry-policy.js';
 import { AttemptRecorder } from './attempt-recorder.js';
+import { claimDue } from './delivery-queue.js';
 import { AttemptTrigger } from './delivery.entity.js';
 import type { AttemptOutcome, HttpSender } from './http-sender.js';
 import type { SecretBox } from './secret-box.js';
@@ -112,12 +113,9 @@ interface Drain {
  * hold sockets, never job slots.
  *
  * What limits a drain to one fast receiver, once claims and records are
- * batched, is CPU, and mostly this process's: measured on two cores with the
- * receiver beside it, ~300 µs of this process per delivery (before batching
- * ~690 µs), most of it node's HTTP client — the request, its socket write, the
- * answer's parsing — then signing and the batch statements' JSON; the
- * receiver ~150 µs; PostgreSQL ~0.14 statements per delivery (1.2 before),
- * so it waits for the others.
+ * batched, is this process's CPU (node's HTTP client most of all): the
+ * database sees a fraction of a statement per delivery (`npm run
+ * bench:webhooks` measures it).
  */
 export class DeliveryWorker {
   private readonly drains = new Map<string, Drain>();
@@ -308,26 +306,15 @@ export class DeliveryWorker {
   }
 
   /**
-   * Takes up to `limit` due deliveries of the webhook (with `overdue`, only those due for
-   * OVERDUE_MS), with its current URL and secret, in one statement; nothing when it is
-   * inactive or gone.
+   * Takes up to `limit` due deliveries of the webhook from the queue (delivery-queue.ts; with
+   * `overdue`, only those due for OVERDUE_MS), with its current URL and secret.
    */
   private async claim(drain: Drain, limit: number, overdue: boolean): Promise<Claim[]> {
-    const leaseSeconds = this.leaseSeconds();
-    const rows = await this.orm.em.fork().execute<Array<ClaimedDelivery & { url: string; secret_ciphertext: string; failing: boolean }>>(
-      `with hook as (select id, url, secret_ciphertext, failing_since is not null as failing from webhooks where id = ? and active),
-            due as (select d.id from deliveries d join hook on hook.id = d.webhook_id
-                     where d.status = 'pending' and d.next_attempt_at <= now() + make_interval(secs => ?)
-                       and (d.claimed_until is null or d.claimed_until < now())
-                     order by d.next_attempt_at, d.id
-                     limit ? for update of d skip locked)
-       update deliveries d set claimed_until = now() + make_interval(secs => ?)
-         from due, hook
-        where d.id = due.id
-       returning d.id, d.event, d.body, d.series, d.series_attempts, d.attempts_count, d.created_at,
-                 hook.url, hook.secret_ciphertext, hook.failing`,
-      [drain.webhookId, overdue ? -OVERDUE_MS / 1000 : RETRY_TIMER_MS / 1000, limit, leaseSeconds],
-    );
+    const rows = await claimDue(this.orm.em.fork(), drain.webhookId, {
+      limit,
+      dueWithinSeconds: overdue ? -OVERDUE_MS / 1000 : RETRY_TIMER_MS / 1000,
+      leaseSeconds: this.leaseSeconds(),
+    });
     // An overdue claim says nothing of deliveries due more recently: the window's next claim looks.
     drain.mayHaveMore = overdue || rows.length === limit;
     if (rows.length === 0) return [];
