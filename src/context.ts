@@ -5,6 +5,7 @@ import type { TokenAuthenticator } from './auth/authenticate.js';
 import type { Collaborators } from './collaborators/collaborator.service.js';
 import type { Config } from './config.js';
 import type { EventRecorder } from './events/event-recorder.js';
+import type { RepositoryBrowser } from './git/browse.service.js';
 import type { RefTransactions } from './git/refs/ref-transaction.js';
 import type { GitStorage } from './git/storage.js';
 import type { ResolverContext } from './graphql/context.js';
@@ -32,6 +33,8 @@ export interface Services {
   /** The one way refs move (receive-pack, merges, auto_init, reconciliation). */
   refs: RefTransactions;
   events: EventRecorder;
+  /** Reading a repository's git data: branches, tags, history, trees, files. */
+  browse: RepositoryBrowser;
   auth: TokenAuthenticator;
   /** Webhook delivery: the fan-out of events, the delivery jobs, the secret box. */
   webhookDelivery: WebhookDelivery;

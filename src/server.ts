@@ -26,6 +26,7 @@ import { RefTransactions } from './git/refs/ref-transaction.js';
 import { pushCertSeed } from './git/receive-settings.js';
 import { RepositoryLocks } from './git/refs/repository-lock.js';
 import { createGitHandler } from './git/http/smart-http.js';
+import { RepositoryBrowser } from './git/browse.service.js';
 import { GitStorage } from './git/storage.js';
 import { removeOrphanRepositories } from './git/orphans.js';
 import { startApollo } from './graphql/apollo.js';
@@ -190,6 +191,7 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
     ...{ config, log, orm, git, refs, events, auth, webhookDelivery, mergeability },
     accounts: new Accounts(auth, config.baseUrl),
     repositories,
+    browse: new RepositoryBrowser(git),
     collaborators: new Collaborators({ events, repositories }),
     issues: new Issues({ events, repositories }),
     pulls: new PullRequests({ events, repositories, git, refs, mergeability, log, baseUrl: config.baseUrl }),

@@ -1,53 +1,44 @@
 import { Arg, Args, Ctx, Extensions, FieldResolver, Resolver, Root } from 'type-graphql';
 import type { ResolverContext } from '../graphql/context.js';
-import { PageArgs, resolvePage } from '../graphql/pagination.js';
+import { PageArgs } from '../graphql/pagination.js';
 import { Repository } from '../repositories/repository.entity.js';
 import { BLOB_FIELD_COST, GIT_FIELD_COST } from '../graphql/limits.js';
-import { listBranches, listCommits, listTags, listTree, readBlob } from './browse.js';
-import { limited } from './concurrency.js';
+import type { RepositoryBrowser } from './browse.service.js';
 import { Blob, BranchConnection, CommitConnection, TagConnection, TreeEntryConnection } from './git.types.js';
-import type { GitStorage } from './storage.js';
 
-type Context = ResolverContext<{ git: GitStorage }>;
+type Context = ResolverContext<{ browse: RepositoryBrowser }>;
 
 /**
- * Browsing a repository's git data (read-only), for frontends. These are
- * fields of `Repository`, so the repository was already found and its read
- * permission checked by the query that returned it. Each runs git, so each
- * costs GIT_FIELD_COST in the query cost limit (a blob, whose text may be a
- * MiB, BLOB_FIELD_COST), lists are paged, and each waits for a slot.
+ * Browsing a repository's git data (read-only), for frontends: fields of `Repository`, so the
+ * repository was already found and its read permission checked by the query that returned it. The
+ * use cases are RepositoryBrowser's (browse.service.ts). Each runs git, so each costs
+ * GIT_FIELD_COST in the query cost limit (a blob, whose text may be a MiB, BLOB_FIELD_COST).
  */
 @Resolver(() => Repository)
 export class GitResolver {
   @Extensions({ cost: GIT_FIELD_COST })
   @FieldResolver(() => BranchConnection, { description: 'Branches in name order.' })
   branches(@Root() repo: Repository, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context) {
-    return limited(ctx.viewer.userId, async () =>
-      listBranches(await ctx.services.git.servedPath(repo.id), repo.defaultBranch, resolvePage(page)),
-    );
+    return ctx.services.browse.branches(ctx.viewer, repo, page);
   }
 
   @Extensions({ cost: GIT_FIELD_COST })
   @FieldResolver(() => TagConnection, { description: 'Tags, newest first.' })
   tags(@Root() repo: Repository, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context) {
-    return limited(ctx.viewer.userId, async () => listTags(await ctx.services.git.servedPath(repo.id), resolvePage(page)));
+    return ctx.services.browse.tags(ctx.viewer, repo, page);
   }
 
   @Extensions({ cost: GIT_FIELD_COST })
   @FieldResolver(() => CommitConnection, {
     description: 'History reachable from `ref` (a branch, tag or commit sha; default: the default branch), newest first.',
   })
-  async commits(
+  commits(
     @Root() repo: Repository,
     @Arg('ref', () => String, { nullable: true }) ref: string | null,
     @Args(() => PageArgs) page: PageArgs,
     @Ctx() ctx: Context,
   ) {
-    const resolved = resolvePage(page);
-    if (repo.empty && ref == null) return { nodes: [], totalCount: 0, limit: resolved.limit, offset: resolved.offset, hasMore: false };
-    return limited(ctx.viewer.userId, async () =>
-      listCommits(await ctx.services.git.servedPath(repo.id), ref ?? repo.defaultBranch, resolved),
-    );
+    return ctx.services.browse.commits(ctx.viewer, repo, ref, page);
   }
 
   @Extensions({ cost: GIT_FIELD_COST })
@@ -62,10 +53,7 @@ export class GitResolver {
     @Args(() => PageArgs) page: PageArgs,
     @Ctx() ctx: Context,
   ): Promise<TreeEntryConnection> {
-    const resolved = resolvePage(page);
-    return limited(ctx.viewer.userId, async () =>
-      listTree(await ctx.services.git.servedPath(repo.id), ref ?? repo.defaultBranch, path, resolved),
-    );
+    return ctx.services.browse.tree(ctx.viewer, repo, ref, path, page);
   }
 
   @Extensions({ cost: BLOB_FIELD_COST })
@@ -79,6 +67,6 @@ export class GitResolver {
     @Arg('ref', () => String, { nullable: true }) ref: string | null,
     @Ctx() ctx: Context,
   ): Promise<Blob> {
-    return limited(ctx.viewer.userId, async () => readBlob(await ctx.services.git.servedPath(repo.id), ref ?? repo.defaultBranch, path));
+    return ctx.services.browse.blob(ctx.viewer, repo, ref, path);
   }
 }

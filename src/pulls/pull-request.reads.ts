@@ -3,6 +3,11 @@ import { fastRead } from '../db/fast-read.js';
 import { notFound } from '../errors/domain-error.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
 import type { Repository } from '../repositories/repository.entity.js';
+import type { Principal } from '../principal.js';
+import { limited } from '../git/concurrency.js';
+import { GitCommandError } from '../git/run-git.js';
+import type { GitStorage } from '../git/storage.js';
+import { listPullCommits, listPullFiles } from './pull-request.git.js';
 import { PullRequestStateFilter } from './pull-request.inputs.js';
 import { PullRequest, PullRequestState } from './pull-request.entity.js';
 import { pullRequestView, type PullRequestFacts, type PullRequestView } from './pull-request.view.js';
@@ -127,4 +132,34 @@ export async function findPullRequest(em: EntityManager, repo: Repository, numbe
   const pr = await em.findOne(PullRequest, { repository: repo, number }, { populate: ['user', 'mergedBy'] });
   if (!pr) throw notFound('pull request');
   return pr;
+}
+
+/**
+ * Git reads of a pull request, in one of the browsing slots within the viewer's share. The commits
+ * of a pull request whose head branch was deleted stay readable until gc prunes them; after that
+ * they are gone, which is a NOT_FOUND, not a failure of the service.
+ */
+async function readPullGit<T>(viewer: Principal, pr: PullRequestView, work: () => Promise<T>): Promise<T> {
+  try {
+    return await limited(viewer.userId, work);
+  } catch (error) {
+    // git's words for a commit that is gone: "bad object", "Invalid symmetric difference expression", ...
+    if (
+      error instanceof GitCommandError &&
+      /bad object|bad revision|unknown revision|invalid revision|invalid symmetric difference|no merge base|not a valid/i.test(error.stderr)
+    ) {
+      throw notFound(`the commits of pull request #${pr.number}`);
+    }
+    throw error;
+  }
+}
+
+/** Commits on head that base lacks, oldest first. */
+export function pullRequestCommits(git: GitStorage, viewer: Principal, pr: PullRequestView, page: Page) {
+  return readPullGit(viewer, pr, () => listPullCommits(git.pathFor(pr.repositoryId), pr.base.sha, pr.head.sha, page));
+}
+
+/** Files changed against the merge base of base and head, in path order. */
+export function pullRequestFiles(git: GitStorage, viewer: Principal, pr: PullRequestView, page: Page) {
+  return readPullGit(viewer, pr, () => listPullFiles(git.pathFor(pr.repositoryId), pr.base.sha, pr.head.sha, page));
 }

@@ -2,16 +2,12 @@ import DataLoader from 'dataloader';
 import { Arg, Args, Ctx, Extensions, FieldResolver, Int, Mutation, Resolver, Root, UseMiddleware } from 'type-graphql';
 import { CreatesContent } from '../ratelimit/creates-content.js';
 import type { ResolverContext } from '../graphql/context.js';
-import type { GitStorage } from '../git/storage.js';
-import { limited } from '../git/concurrency.js';
 import { CommitConnection } from '../git/git.types.js';
-import { GitCommandError } from '../git/run-git.js';
-import { notFound } from '../errors/domain-error.js';
 import { GIT_FIELD_COST } from '../graphql/limits.js';
 import { ConnectionType, PageArgs, resolvePage } from '../graphql/pagination.js';
 import { Repository } from '../repositories/repository.entity.js';
 import { loadCountWithRepository, loadedCount } from '../repositories/loaded-counts.js';
-import { listPullCommits, listPullFiles, PullRequestFile } from './pull-request.git.js';
+import { PullRequestFile } from './pull-request.git.js';
 import {
   CreatePullRequestInput,
   MergePullRequestInput,
@@ -24,31 +20,11 @@ import type { PullRequests } from './pull-request.service.js';
 import { PullRequestView } from './pull-request.view.js';
 import { Review } from './review.entity.js';
 
-type Context = ResolverContext<{ pulls: PullRequests; git: GitStorage }>;
+type Context = ResolverContext<{ pulls: PullRequests }>;
 
 const PullRequestConnection = ConnectionType(PullRequestView, 'PullRequestConnection');
 const ReviewConnection = ConnectionType(Review, 'ReviewConnection');
 const PullRequestFileConnection = ConnectionType(PullRequestFile, 'PullRequestFileConnection');
-
-/**
- * Git reads of a pull request. The commits of a pull request whose head
- * branch was deleted stay readable until gc prunes them; after that they are
- * gone, which is a NOT_FOUND, not a failure of the service.
- */
-async function readGit<T>(account: string, pr: PullRequestView, work: () => Promise<T>): Promise<T> {
-  try {
-    return await limited(account, work);
-  } catch (error) {
-    // git's words for a commit that is gone: "bad object", "Invalid symmetric difference expression", ...
-    if (
-      error instanceof GitCommandError &&
-      /bad object|bad revision|unknown revision|invalid revision|invalid symmetric difference|no merge base|not a valid/i.test(error.stderr)
-    ) {
-      throw notFound(`the commits of pull request #${pr.number}`);
-    }
-    throw error;
-  }
-}
 
 @Resolver(() => PullRequestView)
 export class PullRequestResolver {
@@ -86,19 +62,13 @@ export class PullRequestResolver {
   @Extensions({ cost: GIT_FIELD_COST })
   @FieldResolver(() => CommitConnection, { description: 'Commits on head that base lacks, oldest first.' })
   commits(@Root() pr: PullRequestView, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context) {
-    const resolved = resolvePage(page);
-    return readGit(ctx.viewer.userId, pr, () =>
-      listPullCommits(ctx.services.git.pathFor(pr.repositoryId), pr.base.sha, pr.head.sha, resolved),
-    );
+    return ctx.services.pulls.commits(ctx.viewer, pr, resolvePage(page));
   }
 
   @Extensions({ cost: GIT_FIELD_COST })
   @FieldResolver(() => PullRequestFileConnection, { description: 'Files changed against the merge base of base and head, in path order.' })
   files(@Root() pr: PullRequestView, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context) {
-    const resolved = resolvePage(page);
-    return readGit(ctx.viewer.userId, pr, () =>
-      listPullFiles(ctx.services.git.pathFor(pr.repositoryId), pr.base.sha, pr.head.sha, resolved),
-    );
+    return ctx.services.pulls.files(ctx.viewer, pr, resolvePage(page));
   }
 
   @FieldResolver(() => ReviewConnection, { description: 'Reviews, newest first.' })

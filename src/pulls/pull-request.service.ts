@@ -11,9 +11,9 @@ import type {
   SubmitReviewInput,
   UpdatePullRequestInput,
 } from './pull-request.inputs.js';
-import { listPullRequests, readPullRequest } from './pull-request.reads.js';
+import { listPullRequests, pullRequestCommits, pullRequestFiles, readPullRequest } from './pull-request.reads.js';
 import { createPullRequest, updatePullRequest } from './pull-request.writes.js';
-import { pullRequestView } from './pull-request.view.js';
+import { pullRequestView, type PullRequestView } from './pull-request.view.js';
 import { listReviews, submitReview } from './review.service.js';
 
 /**
@@ -30,6 +30,14 @@ export class PullRequests {
 
   read(em: EntityManager, repo: Repository, number: number) {
     return readPullRequest(em, repo, number);
+  }
+
+  commits(viewer: Principal, pr: PullRequestView, page: Page) {
+    return pullRequestCommits(this.deps.git, viewer, pr, page);
+  }
+
+  files(viewer: Principal, pr: PullRequestView, page: Page) {
+    return pullRequestFiles(this.deps.git, viewer, pr, page);
   }
 
   async create(em: EntityManager, viewer: Principal, input: CreatePullRequestInput) {
