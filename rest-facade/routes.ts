@@ -24,8 +24,8 @@ export function pageParams(query: Record<string, FromClient | undefined>): { lim
     if (typeof raw !== 'string' || !/^-?\d+$/.test(raw)) {
       throw new DomainError('INVALID_PAGINATION', `${name} must be a non-negative integer`);
     }
-    const value = Number(raw);
-    if (value < 0) return -1; // the service names the error
+    // Within GraphQL's Int; the service's resolvePage judges the value (a negative one is refused there).
+    const value = Math.max(Number(raw), -(2 ** 31));
     if (name === 'offset' && value > 2 ** 31 - 1) throw new DomainError('INVALID_PAGINATION', 'offset is too large');
     return Math.min(value, 2 ** 31 - 1); // limit: any larger value is clamped by the service anyway
   };
