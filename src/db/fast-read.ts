@@ -8,9 +8,9 @@ import { numberedPlaceholders } from './bound-query.js';
  * statement; a page of pull requests) go through postgres.js rather than the ORM's pg pool. It
  * prepares each statement once and pipelines: the requests in flight share one connection, each
  * sending its statement without waiting for the one before to answer. With
- * pg, one statement per connection at a time, every read woke a PostgreSQL backend of its own
- * and paid for the wake-up on both sides: on this 2-core machine a read cost the service about
- * 150 µs of CPU and PostgreSQL about as much; pipelined, about 50 and 60 µs.
+ * pg, one statement per connection at a time, every read wakes a PostgreSQL backend of its own
+ * and pays for the wake-up on both sides; pipelined, the wake-ups are shared (`npm run bench:api`
+ * measures the difference).
  *
  * Outside a transaction both drivers read what is committed: the same answer. No caller reads
  * inside one today; should one, the read goes through the entity manager, on the transaction's own
@@ -47,10 +47,9 @@ export async function closeFastReads(orm: MikroORM): Promise<void> {
 /**
  * One connection carries every hot read of the process. Pipelining, not connection count, keeps up
  * with load: the reads a turn of the event loop issues leave in one write(2) and wake one backend,
- * which answers them back to back. Spread over 4 connections the same reads took 4 writes and 4
- * wake-ups: `GET /repos/:id` cost the service ~240 µs of CPU and PostgreSQL ~70 µs, against ~200
- * and ~55 µs on one (4,000 → 5,200 req/s on this 2-core machine). A single Node process cannot
- * issue more simple reads than one backend answers.
+ * which answers them back to back; spread over several connections the same reads take as many
+ * writes and wake-ups. A single Node process cannot issue more simple reads than one backend
+ * answers.
  */
 const READER_CONNECTIONS = 1;
 
