@@ -1,5 +1,4 @@
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
-import { getVariableValues } from 'graphql/execution/values.js';
 import {
   getNullableType,
   getOperationAST,
@@ -16,7 +15,7 @@ import type { RequestContext } from '../src/context.js';
 import { NotAList, resultShape, toGraphQLValue, toRest, variableTypes } from './convert.js';
 import { DomainError } from '../src/errors/domain-error.js';
 import { loadsForOperation } from '../src/graphql/read-only-queries.js';
-import { fromGraphQLError } from './errors.js';
+import { fromGraphQLError, judgeVariables } from './errors.js';
 
 export type OperationOutcome = { ok: true; data: Record<string, unknown> } | { ok: false; error: DomainError | GraphQLError };
 
@@ -74,10 +73,10 @@ export class RestOperation {
       const problem = { field: error.field, code: 'invalid', message: error.message };
       return { ok: false, error: new DomainError('VALIDATION_FAILED', `Validation failed: ${error.message}`, [problem]) };
     }
-    // graphql-js judges the values first: its errors name the field they are about, which the facade's
-    // answers are built from (the compiled query coerces them again, and for a GET's one id that is cheap).
-    const judged = getVariableValues(this.schema, this.variableDefinitions, variableValues);
-    if (judged.errors?.length) return { ok: false, error: fromGraphQLError(judged.errors[0]!) ?? judged.errors[0]! };
+    // The values are judged first, so a wrong one is answered naming its field (the compiled query
+    // coerces them again, and for a GET's one id that is cheap).
+    const wrong = judgeVariables(this.schema, this.variableDefinitions, variableValues);
+    if (wrong) return { ok: false, error: wrong };
     loadsForOperation(ctx.em, this.operationType);
     const result = await this.compile().query(undefined, ctx, variableValues);
     const first = result.errors?.[0];
