@@ -1,20 +1,33 @@
 /**
- * Tests are clients: each file starts real Cairn processes (dist/, built by
- * `npm test` first) and talks HTTP and git to them. ts-jest only compiles
- * the test code. One embedded PostgreSQL cluster is shared by the run; every
- * server gets its own database, data dir and port, so files run in parallel.
+ * Two projects. `unit` (test/unit/): the pure policies, imported from the sources, no server and no
+ * database: `npm run test:unit` runs them in seconds. `service` (every other test file): tests are
+ * clients — each file starts real Cairn processes (dist/, built by `npm test` first) and talks HTTP
+ * and git to them; one embedded PostgreSQL cluster is shared by the run (started only when a
+ * service test runs), every server gets its own database, data dir and port, so files run in
+ * parallel. ts-jest only compiles the test code.
  */
-export default {
+const common = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }],
   },
-  globalSetup: '<rootDir>/test/support/global-setup.js',
-  globalTeardown: '<rootDir>/test/support/global-teardown.js',
-  testTimeout: 60_000,
+};
+
+export default {
   maxWorkers: 2,
+  testTimeout: 60_000,
+  projects: [
+    { ...common, displayName: 'unit', roots: ['<rootDir>/test/unit'] },
+    {
+      ...common,
+      displayName: 'service',
+      roots: ['<rootDir>/test'],
+      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/unit/'],
+      globalSetup: '<rootDir>/test/support/global-setup.js',
+      globalTeardown: '<rootDir>/test/support/global-teardown.js',
+    },
+  ],
 };
