@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { adminClient, Client, createToken, createUser } from './support/client.js';
-import { CairnServer, sleep } from './support/server.js';
+import { eventually } from './support/receiver.js';
+import { CairnServer, query, sleep } from './support/server.js';
 
 const run = promisify(execFile);
 
@@ -110,15 +111,25 @@ describe('primary limit per user', () => {
   test('processes on one database share each budget', async () => {
     const second = await CairnServer.start({ env: LIMITS, shareDatabaseWith: server });
     try {
-      const carol = await freshUser('rl-carol');
+      const user = await createUser(admin, 'rl-carol');
+      const carol = new Client(server, user.token);
+      /** What the processes have written of carol's hourly budget to the database. */
+      const stored = async () =>
+        Number(
+          (await query(server, 'select sum(used) as used from rate_limit_usage where bucket = $1', [`core:${user.userId}`]))[0]?.used ?? 0,
+        );
       for (let i = 0; i < 6; i++) expect((await carol.get('/repos')).status).toBe(200);
-      await sleep(1500); // counts are written and read back every 0.5 s
+      // Counts are written every 0.5 s: the second process reads them when it first sees carol.
+      await eventually(async () => (await stored()) >= 6, 5_000, "the first process's counts in the database");
       const there = new Client(second, carol.token);
       const first = await there.get('/repos');
       expect(limits(first.headers)).toMatchObject({ used: 7, remaining: 3 });
       for (let i = 0; i < 3; i++) expect((await there.get('/repos')).status).toBe(200);
       expect((await there.get('/repos')).status).toBe(429);
-      await sleep(1500);
+      await eventually(async () => (await stored()) >= 10, 5_000, "the second process's counts in the database");
+      // Time has to pass here: the first process reads the totals back on its next write, at most
+      // 0.5 s later (the contract's bound); a quarter of a second more for that round trip.
+      await sleep(750);
       expect((await carol.get('/repos')).status).toBe(429);
     } finally {
       await second.destroy(true);

@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { verify } from '@octokit/webhooks-methods';
 import { adminClient, Client, createToken, createUser } from './support/client.js';
 import { eventually, Receiver } from './support/receiver.js';
-import { CairnServer, query, sleep } from './support/server.js';
+import { CairnServer, query } from './support/server.js';
 
 let server: CairnServer;
 let receiver: Receiver;
@@ -68,7 +68,9 @@ describe('webhook records', () => {
   test('creating a webhook sends nothing', async () => {
     const before = receiver.received.length;
     const res = await owner.post(`/repos/${repoId}/webhooks`, { url: receiver.url('/silent'), events: ['*'] });
-    await sleep(1500);
+    // Every request sent is a delivery, written in the transaction of the change that caused it: once
+    // the creation answered, a delivery it caused would be listed already. None is, so none is ever sent.
+    expect((await owner.get(`/repos/${repoId}/webhooks/${res.body.id}/deliveries`)).body.total).toBe(0);
     expect(receiver.received.length).toBe(before);
     await owner.delete(`/repos/${repoId}/webhooks/${res.body.id}`);
   });
@@ -178,16 +180,20 @@ describe('deliveries', () => {
 
   test('the events filter: ["push"] receives nothing else, ["*"] everything', async () => {
     const repo = (await owner.post('/repos', { name: 'filtered' })).body.id;
-    await owner.post(`/repos/${repo}/webhooks`, { url: receiver.url('/push-only'), events: ['push'] });
-    await owner.post(`/repos/${repo}/webhooks`, { url: receiver.url('/all'), events: ['*'] });
-    await owner.post(`/repos/${repo}/webhooks`, { url: receiver.url('/members'), events: ['member', 'repository'] });
+    const pushOnly = (await owner.post(`/repos/${repo}/webhooks`, { url: receiver.url('/push-only'), events: ['push'] })).body.id;
+    const all = (await owner.post(`/repos/${repo}/webhooks`, { url: receiver.url('/all'), events: ['*'] })).body.id;
+    const members = (await owner.post(`/repos/${repo}/webhooks`, { url: receiver.url('/members'), events: ['member', 'repository'] })).body
+      .id;
     await owner.post(`/repos/${repo}/issues`, { title: 'one' });
     await createUser(admin, 'filtermember');
     await owner.put(`/repos/${repo}/collaborators/filtermember`, { permission: 'read' });
     await owner.patch(`/repos/${repo}`, { description: 'changed' });
     await receiver.waitFor('/all', 3);
     await receiver.waitFor('/members', 2);
-    await sleep(500);
+    // The deliveries of each webhook were written with the changes, so these totals are final: nothing
+    // more will reach /push-only, /all or /members than what the receiver has now.
+    const total = async (hook: string) => (await owner.get(`/repos/${repo}/webhooks/${hook}/deliveries`)).body.total;
+    expect([await total(pushOnly), await total(all), await total(members)]).toEqual([0, 3, 2]);
     expect(receiver.at('/push-only')).toHaveLength(0);
     expect(
       receiver
@@ -220,7 +226,8 @@ describe('deliveries', () => {
     expect(got[1]!.body).toMatchObject({ event: 'issues', action: 'opened' });
     // Other owners' repositories are not its business.
     await owner.post('/repos', { name: 'not-lone' });
-    await sleep(500);
+    // Its deliveries would have been written with the repository: the owner-level hook still has its two.
+    expect((await lone.get(`/user/webhooks/${created.body.id}/deliveries`)).body.total).toBe(2);
     expect(receiver.at('/owner-level')).toHaveLength(2);
     // Someone else's owner-level hook is not visible.
     expect((await owner.get(`/user/webhooks/${created.body.id}`)).status).toBe(404);

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { adminClient, createUser } from './support/client.js';
 import { eventually, Receiver } from './support/receiver.js';
-import { CairnServer, sleep } from './support/server.js';
+import { CairnServer, query } from './support/server.js';
 
 /**
  * What a webhook owner relies on beyond the happy path: once a webhook is
@@ -43,17 +43,38 @@ async function burst(name: string, path: string, count: number) {
   return { repo, hook, hookPath: `/repos/${repo}/webhooks/${hook.id}` };
 }
 
+/**
+ * Waits until the webhook can send nothing more: none of its deliveries is pending (deactivating or
+ * disabling cancels them in its transaction, and only a pending delivery of an active webhook is
+ * claimed) and none is claimed with its attempt unrecorded. An attempt is recorded after its answer,
+ * so every request the webhook will ever send has reached the receiver by then.
+ */
+async function settled(hookId: string): Promise<void> {
+  await eventually(
+    async () => {
+      const [row] = await query<{ n: number }>(
+        server,
+        `select count(*)::int as n from deliveries where webhook_id = $1 and (status = 'pending' or claimed_until is not null)`,
+        [hookId],
+      );
+      return row!.n === 0;
+    },
+    15_000,
+    'the attempts in flight to end',
+  );
+}
+
 /** Requests that reached `path` later than `since` (plus a little for a request already on the wire). */
 const arrivedAfter = (path: string, since: number) => receiver.at(path).filter((r) => r.at > since + 100);
 
 describe('nothing is sent once a webhook is switched off', () => {
   test('deactivated: of 50 deliveries to a slow receiver, none starts after the PATCH', async () => {
     receiver.on('/slow-deactivate', { delayMs: 1_500 });
-    const { hookPath } = await burst('deactivate-burst', '/slow-deactivate', 50);
+    const { hook, hookPath } = await burst('deactivate-burst', '/slow-deactivate', 50);
     await receiver.waitFor('/slow-deactivate', 1);
     expect((await owner.patch(hookPath, { active: false })).body.active).toBe(false);
     const switchedOff = Date.now();
-    await sleep(4_000); // two rounds of the slow receiver
+    await settled(hook.id);
     expect(arrivedAfter('/slow-deactivate', switchedOff)).toHaveLength(0);
     const pending = (await owner.get(`${hookPath}/deliveries?status=pending`)).body.total;
     expect(pending).toBe(0);
@@ -61,11 +82,23 @@ describe('nothing is sent once a webhook is switched off', () => {
 
   test('deleted: none starts after the DELETE, and attempts in flight end quietly', async () => {
     receiver.on('/slow-delete', { delayMs: 1_500 });
-    const { hookPath } = await burst('delete-burst', '/slow-delete', 50);
+    const { repo, hook, hookPath } = await burst('delete-burst', '/slow-delete', 50);
     await receiver.waitFor('/slow-delete', 1);
     expect((await owner.delete(hookPath)).status).toBe(204);
     const deleted = Date.now();
-    await sleep(4_000);
+    // Its deliveries went with it: nothing is left to claim. Only attempts claimed before the DELETE
+    // can still be sent, and they went on the wire as they were claimed: wait for their answers.
+    expect(await query(server, 'select count(*)::int as n from deliveries where webhook_id = $1', [hook.id])).toEqual([{ n: 0 }]);
+    await eventually(async () => receiver.unanswered('/slow-delete') === 0, 15_000, 'the requests in flight to be answered');
+    // A marker recorded after those answers came back: a ping through another webhook, recorded by the
+    // same recorder once answered, so the attempts in flight have ended (and would have logged) by then.
+    const marker = (await owner.post(`/repos/${repo}/webhooks`, { url: receiver.url('/after-delete'), events: ['issues'] })).body;
+    const ping = (await owner.post(`/repos/${repo}/webhooks/${marker.id}/pings`)).body;
+    await eventually(
+      async () => (await owner.get(`/repos/${repo}/webhooks/${marker.id}/deliveries/${ping.id}`)).body.status === 'succeeded',
+      15_000,
+      'the marker ping to be recorded',
+    );
     expect(arrivedAfter('/slow-delete', deleted)).toHaveLength(0);
     expect(server.logs().filter((line) => (line.level as number) >= 50)).toEqual([]);
   });
@@ -82,7 +115,7 @@ describe('nothing is sent once a webhook is switched off', () => {
       'the webhook to be disabled',
     );
     expect(hook.disabled_reason).toBe('consistent_failure');
-    await sleep(3_000); // past the next retry
+    await settled(hook.id);
     expect(receiver.at('/failing-burst').length).toBeGreaterThanOrEqual(2);
     expect(arrivedAfter('/failing-burst', Date.parse(hook.disabled_at))).toHaveLength(0);
   });

@@ -27,9 +27,14 @@ export class Receiver {
   readonly received: Received[] = [];
   private readonly behaviours = new Map<string, Behaviour>();
   private readonly server: http.Server;
+  /** Requests taken and not answered (or abandoned) yet, by path. */
+  private readonly open = new Map<string, number>();
 
   private constructor() {
     this.server = http.createServer((req, res) => {
+      const opened = (req.url ?? '/').split('?')[0]!;
+      this.open.set(opened, (this.open.get(opened) ?? 0) + 1);
+      res.once('close', () => this.open.set(opened, this.open.get(opened)! - 1));
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', async () => {
@@ -51,6 +56,11 @@ export class Receiver {
       });
     });
     this.server.keepAliveTimeout = 30_000;
+  }
+
+  /** How many requests to `path` the receiver has taken and not answered yet (its delay still running). */
+  unanswered(path: string): number {
+    return this.open.get(path) ?? 0;
   }
 
   static async start(): Promise<Receiver> {
