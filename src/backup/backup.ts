@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config.js';
-import { LONG_WORK_FACTOR } from '../git/git-bounds.js';
+import { configureGitBounds, LONG_WORK_FACTOR } from '../git/git-bounds.js';
 import { RepositoryLocks } from '../git/refs/repository-lock.js';
 import type { Logger } from '../logger.js';
 import { VERSION } from '../version.js';
@@ -33,6 +33,7 @@ export interface BackupSummary {
  */
 export async function backup(config: Config, target: string, log: Logger): Promise<BackupSummary> {
   const started = performance.now();
+  configureGitBounds(config.gitBounds, log); // the copies' git runs within the service's bounds
   const dir = path.resolve(target);
   const existed = await refuseUnlessEmpty(dir);
   const database = await existingSiteDatabase(config, log);

@@ -1,6 +1,7 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { gitBounds, LONG_WORK_FACTOR } from '../git/git-bounds.js';
+import { runGit } from '../git/run-git.js';
 import type { SnapshotRepository } from './database-dump.js';
 
 /** How often a copy is started again after a file vanished under it (loose objects packed, packs replaced by git's own gc). */
@@ -112,32 +113,10 @@ async function refsOnDisk(dir: string): Promise<string[]> {
 }
 
 /**
- * Runs git in a repository, with none of the user's or the system's git configuration (a
- * `core.hooksPath` of theirs would run hooks on the copy), no hooks, and git's messages in English.
+ * Runs git in a repository the way the service does (run-git.ts: through the launcher, with its
+ * environment — no replace objects, no prompts — and its bounds), long work's deadline: a backup
+ * walks whole histories.
  */
-function git(dir: string, args: string[], input = ''): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', ['-C', dir, '-c', 'core.hooksPath=/dev/null', ...args], {
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        GIT_CONFIG_NOSYSTEM: '1',
-        GIT_CONFIG_GLOBAL: '/dev/null',
-        GIT_NO_REPLACE_OBJECTS: '1',
-        LC_ALL: 'C',
-      },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    const stdout: Buffer[] = [];
-    const stderr: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
-    child.stdin.on('error', () => undefined); // git may exit before reading all of its input
-    child.stdin.end(input);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code === 0) resolve(Buffer.concat(stdout).toString('utf8'));
-      else reject(new Error(`git ${args[0]} failed (exit ${code}): ${Buffer.concat(stderr).toString('utf8').trim().slice(0, 2000)}`));
-    });
-  });
+async function git(dir: string, args: string[], input?: string): Promise<string> {
+  return (await runGit(args, { cwd: dir, input, timeoutMs: gitBounds().timeoutMs * LONG_WORK_FACTOR })).stdout;
 }
