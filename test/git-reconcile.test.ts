@@ -151,3 +151,22 @@ test('auto_init repositories and untouched ones give no events at start-up', asy
   expect(server.logs().find((line) => line.msg === 'repository refs reconciled')).toMatchObject({ changed: 0 });
   expect(await eventsOf(server, repo.id, before)).toEqual([]);
 });
+
+test('start-up asks git only about repositories whose ref storage changed since their refs were recorded', async () => {
+  const repo = await setUp('fingerprinted');
+  await server.stop();
+  server = await server.restart(); // every repository's fingerprint is recorded by now
+  await server.stop();
+  server = await server.restart();
+  const untouched = server.logs().find((line) => line.msg === 'repository refs reconciled');
+  expect(untouched).toMatchObject({ journal: 0, compared: 0, changed: 0 });
+  expect(untouched!.repositories).toBeGreaterThan(3);
+
+  // A branch moved by hand while the service was down: that repository alone is compared, and recorded.
+  const moved = await git.commit(repo.work, 'by hand', { 'hand.txt': 'h\n' });
+  await git.git(['push', '--quiet', bare(repo.id), 'HEAD:refs/heads/by-hand'], { cwd: repo.work });
+  await server.stop();
+  await git.git(['update-ref', 'refs/heads/main', moved], { cwd: bare(repo.id) });
+  server = await server.restart();
+  expect(server.logs().find((line) => line.msg === 'repository refs reconciled')).toMatchObject({ compared: 1, changed: 1 });
+});

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { MAX_PUSH_OPTION_BYTES, MAX_PUSH_OPTIONS } from './refs/push-details.js';
 import { configureReceive } from './receive-settings.js';
-import { ZERO_SHA } from './refs/refs.js';
+import { ZERO_SHA } from '../ids.js';
 
 /** Environment variable naming the file the post-receive hook writes a push's ref updates to. */
 export const PUSH_REPORT_ENV = 'CAIRN_PUSH_REPORT';

@@ -57,7 +57,7 @@ export async function receivePack(
   // In the repository's directory, which every process reads: a push its process died in is recorded with them.
   const detailsName = `cairn-push.${pushId}`;
   const details = path.join(services.git.pathFor(repo.id), detailsName);
-  let run: ServiceRun | null = null;
+  let run = null as ServiceRun | null; // set inside the ref transaction's callback
   let received = 0;
   /** Whether the push's journal entry may still need its details: it failed after refs may have moved. */
   let unrecorded = false;
@@ -110,7 +110,7 @@ export async function receivePack(
     if (run) {
       // receive-pack that died (`fatal`, a signal) after its answer began sent no report of the refs:
       // a response ended as if whole leaves git's client waiting for that report for ever; one cut off fails it.
-      if ((run as ServiceRun).responded && (run as ServiceRun).code !== 0) res.destroy();
+      if (run.responded && run.code !== 0) res.destroy();
       else finishGitResponse(res, run);
     }
     services.log.info(

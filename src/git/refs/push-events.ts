@@ -3,7 +3,7 @@ import type { CommitsNewTo } from './journal.js';
 import { NO_PUSH_DETAILS, type PushCertificate, type PushDetails } from './push-details.js';
 import { briefMessage, describeCommits, hasNewCommits, isAncestor, newCommits, peelToCommits, type PushCommit } from '../commits.js';
 import type { RefUpdate, RefUpdatePlan } from './ref-updates.js';
-import { ZERO_SHA } from './refs.js';
+import { ZERO_SHA } from '../../ids.js';
 import { gitBounds } from '../git-bounds.js';
 import { GitLimitExceeded } from '../run-git.js';
 

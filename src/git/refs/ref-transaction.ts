@@ -12,7 +12,8 @@ import { abandonPush, beginPush, interruptedPush, RecordingAttempt, type Commits
 import { NO_PUSH_DETAILS, readPushDetails, type PushDetails } from './push-details.js';
 import { pushEventDrafts, type DescribedUpdate, type EventDraft, type GitActor } from './push-events.js';
 import { planRefUpdates, type RefUpdate, type ReportedUpdate } from './ref-updates.js';
-import { readDiskRefs, readRecordedRefs, saveRecordedRefs, ZERO_SHA, type RefMap } from './refs.js';
+import { ZERO_SHA } from '../../ids.js';
+import { readDiskRefs, readRecordedRefs, saveRecordedRefs, type RefMap } from './refs.js';
 import type { HeldLock, RepositoryLocks } from './repository-lock.js';
 import { refsFingerprint } from './refs-fingerprint.js';
 import { gitFailedOn } from '../run-git.js';

@@ -1,4 +1,5 @@
-import { ZERO_SHA, type RefMap } from './refs.js';
+import { ZERO_SHA } from '../../ids.js';
+import type { RefMap } from './refs.js';
 
 /** One `<old> <new> <ref>` line of git's post-receive hook: a ref receive-pack updated. */
 export interface ReportedUpdate {

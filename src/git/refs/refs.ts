@@ -4,8 +4,6 @@ import { runGit } from '../run-git.js';
 
 import { ZERO_SHA } from '../../ids.js';
 
-export { ZERO_SHA };
-
 /** ref name → sha. */
 export type RefMap = Map<string, string>;
 
