@@ -15,6 +15,8 @@ export interface EmbeddedDatabase {
 }
 
 const DATABASE_NAME = 'cairn';
+/** How long start-up waits for the backends of a killed postmaster to exit before giving up. */
+const LEFT_BACKENDS_WAIT_MS = 10_000;
 const EVENTS_TAKEN_BY_EXIT_HOOK = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message', 'exit'] as const;
 
 /**
@@ -82,11 +84,22 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
     log: pgLog,
     onLog: keepLine,
   });
-  try {
-    await server.start();
-  } catch (error) {
-    const detail = recent.join('\n').slice(-2000);
-    throw new Error(`embedded PostgreSQL did not start in ${databaseDir}: ${String(error ?? 'process exited')}\n${detail}`);
+  // A postmaster killed with -9 leaves its backends behind for a moment: each exits once it notices,
+  // and until then PostgreSQL refuses to start on their shared memory. That refusal is waited out.
+  const leftBackendsDeadline = Date.now() + LEFT_BACKENDS_WAIT_MS;
+  for (;;) {
+    try {
+      await server.start();
+      break;
+    } catch (error) {
+      const backendsLeft = recent.slice(-5).some((line) => line.includes('pre-existing shared memory block'));
+      if (backendsLeft && Date.now() < leftBackendsDeadline) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        continue;
+      }
+      const detail = recent.join('\n').slice(-2000);
+      throw new Error(`embedded PostgreSQL did not start in ${databaseDir}: ${String(error ?? 'process exited')}\n${detail}`);
+    }
   }
 
   const url = databaseUrl(password, socketDir, port);
