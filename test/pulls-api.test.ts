@@ -242,6 +242,16 @@ describe('list: envelope, state filters, paging; open_pulls_count', () => {
     expectError(await owner.get(`${path}?state=bogus`), 422, 'validation_failed');
     expectError(await owner.get(`${path}?limit=-1`), 400, 'invalid_pagination');
     expectError(await owner.get(`/api${path}?offset=-1`), 400, 'invalid_pagination');
+
+    // git moves the count too: a deleted head branch closes #6, b3 merged into main by a push merges #3.
+    await repo.push([':b6']);
+    await repo.run(['fetch', '--quiet', 'origin', 'main']);
+    await repo.checkout('main');
+    await repo.run(['reset', '--quiet', '--hard', 'FETCH_HEAD']); // main as #5's merge left it
+    await repo.mergeLocally('b3');
+    await repo.push(['main']);
+    expect(await counts()).toEqual([1, 1]);
+    expect(numbers(await owner.get(`${path}?state=open`))).toEqual([1]);
   });
 });
 

@@ -7,7 +7,7 @@ import type { EventRecorder } from '../events/event-recorder.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
 import type { Principal } from '../principal.js';
 import { applyTitleAndBody, checkTitleAndBody } from '../repositories/names.js';
-import { countOpenIssues, createNumbered } from '../repositories/numbering.js';
+import { countOpen, createNumbered } from '../repositories/numbering.js';
 import type { Repository } from '../repositories/repository.entity.js';
 import type { Repositories } from '../repositories/repository.service.js';
 import { Issue, IssueState, IssueStateReason } from './issue.entity.js';
@@ -120,7 +120,7 @@ export class Issues {
       }
       if (transition) {
         await events.record(tx, { type: 'issues', action: transition, repository: repo, actor, fields: { issue: issuePayload(issue) } });
-        await countOpenIssues(tx, repo.id, transition === 'closed' ? -1 : 1); // last: it locks the counters that creation takes too
+        await countOpen(tx, repo.id, 'open_issues', transition === 'closed' ? -1 : 1); // last: it locks the counters that creation takes too
       }
       return issue;
     });

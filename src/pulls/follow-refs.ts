@@ -6,6 +6,7 @@ import type { DescribedUpdate, GitActor } from '../git/refs/push-events.js';
 import type { RefListener } from '../git/refs/ref-transaction.js';
 import { runGit } from '../git/run-git.js';
 import type { GitStorage } from '../git/storage.js';
+import { countOpen } from '../repositories/numbering.js';
 import type { Mergeability } from './mergeability.js';
 import { PullRequest, PullRequestState } from './pull-request.entity.js';
 import { pullRequestPayload } from './pull-request.payload.js';
@@ -63,6 +64,7 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
       if (!user) users.set(actor.id, (user = tx.findOneOrFail(User, { id: actor.id })));
       return user;
     };
+    const wereOpen = pulls.filter((pr) => pr.state === PullRequestState.OPEN).length;
     for (const pr of pulls) {
       const record = (action: 'closed' | 'merged', actor: GitActor) =>
         events.record(tx, {
@@ -116,6 +118,8 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
     }
     await tx.flush();
     events.afterCommit(tx, () => mergeability.wake(change.repository.id));
+    const areOpen = pulls.filter((pr) => pr.state === PullRequestState.OPEN).length;
+    await countOpen(tx, change.repository.id, 'open_pulls', areOpen - wereOpen); // last: it locks the counters that creation takes too
   };
 }
 

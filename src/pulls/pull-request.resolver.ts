@@ -1,4 +1,3 @@
-import DataLoader from 'dataloader';
 import { Arg, Args, Ctx, Extensions, FieldResolver, Int, Mutation, Resolver, Root, UseMiddleware } from 'type-graphql';
 import { CreatesContent } from '../ratelimit/creates-content.js';
 import type { ResolverContext } from '../graphql/context.js';
@@ -6,7 +5,6 @@ import { CommitConnection } from '../git/git.types.js';
 import { GIT_FIELD_COST } from '../graphql/limits.js';
 import { ConnectionType, PageArgs, resolvePage } from '../graphql/pagination.js';
 import { Repository } from '../repositories/repository.entity.js';
-import { loadCountWithRepository, loadedCount } from '../repositories/loaded-counts.js';
 import { PullRequestFile } from './pull-request.git.js';
 import {
   CreatePullRequestInput,
@@ -77,33 +75,6 @@ export class PullRequestResolver {
   }
 }
 
-/** A repository read by id or name counts its open pull requests in the same statement. */
-const OPEN_PULLS = 'open_pulls_count';
-loadCountWithRepository(
-  OPEN_PULLS,
-  (r) => `(select count(*)::int from pull_requests p where p.repository_id = ${r}.id and p.state = 'open')`,
-);
-
-/** Open pull requests per repository for one request, when listed: one query for every repository a response lists. */
-const openPullCounts = new WeakMap<object, DataLoader<string, number>>();
-
-function openPullsLoader(ctx: Context): DataLoader<string, number> {
-  let loader = openPullCounts.get(ctx);
-  if (!loader) {
-    loader = new DataLoader(async (ids: readonly string[]) => {
-      const rows = await ctx.em.execute<{ repository_id: string; open: number }[]>(
-        `select repository_id, count(*)::int as open from pull_requests
-          where state = 'open' and repository_id in (select jsonb_array_elements_text(?::jsonb)) group by repository_id`,
-        [JSON.stringify(ids)],
-      );
-      const counts = new Map(rows.map((row) => [row.repository_id, row.open]));
-      return ids.map((id) => counts.get(id) ?? 0);
-    });
-    openPullCounts.set(ctx, loader);
-  }
-  return loader;
-}
-
 /** Pull requests as fields of a repository (read permission was checked by the query that returned it). */
 @Resolver(() => Repository)
 export class RepositoryPullsResolver {
@@ -123,7 +94,7 @@ export class RepositoryPullsResolver {
   }
 
   @FieldResolver(() => Int, { description: 'Open pull requests.' })
-  openPullsCount(@Root() repo: Repository, @Ctx() ctx: Context): number | Promise<number> {
-    return loadedCount(repo, OPEN_PULLS) ?? openPullsLoader(ctx).load(repo.id);
+  openPullsCount(@Root() repo: Repository): number {
+    return repo.openPullsCount;
   }
 }

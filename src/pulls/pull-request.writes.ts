@@ -8,7 +8,7 @@ import { lockForUpdate } from '../db/lock-row.js';
 import type { Changes } from '../events/event-map.js';
 import { DomainError, conflict, invalid, Problems } from '../errors/domain-error.js';
 import { applyTitleAndBody, checkTitleAndBody, isValidBranchName } from '../repositories/names.js';
-import { allocateNumber } from '../repositories/numbering.js';
+import { allocateNumber, countOpen } from '../repositories/numbering.js';
 import type { Repository } from '../repositories/repository.entity.js';
 import { PullRequestEditState, type CreatePullRequestInput, type UpdatePullRequestInput } from './pull-request.inputs.js';
 import { PullRequest, PullRequestState } from './pull-request.entity.js';
@@ -122,7 +122,7 @@ export async function createPullRequest(
       const commits = await checkPair(git.pathFor(repo.id), { name: base, sha: baseSha }, { name: head, sha: headSha });
 
       const author = await tx.findOneOrFail(User, { id: viewer.userId });
-      const number = await allocateNumber(tx, repo.id);
+      const number = await allocateNumber(tx, repo.id, 'open_pulls');
       const pr = tx.create(PullRequest, {
         repository: repo,
         number,
@@ -242,8 +242,11 @@ export async function updatePullRequest(
       if (Object.keys(changes).length) {
         await events.record(tx, { type: 'pull_request', action: 'updated', repository: repo, actor, fields: { ...fields(), changes } });
       }
-      if (transition) await events.record(tx, { type: 'pull_request', action: transition, repository: repo, actor, fields: fields() });
       if (retarget || transition === 'reopened') events.afterCommit(tx, () => mergeability.wake(repo.id));
+      if (transition) {
+        await events.record(tx, { type: 'pull_request', action: transition, repository: repo, actor, fields: fields() });
+        await countOpen(tx, repo.id, 'open_pulls', transition === 'closed' ? -1 : 1); // last: it locks the counters that creation takes too
+      }
       return pr;
     });
   } catch (error) {

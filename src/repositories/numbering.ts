@@ -6,8 +6,8 @@ import type { EventRecorder, RecordedChange } from '../events/event-recorder.js'
 
 /*
  * A repository's counters live in a row of their own, `repository_counters`: the number sequence
- * that issues and pull requests share, and its open issues. Only numbering and issue state changes
- * lock it, so they never queue behind writers of the repository row (a push, an edit) nor those
+ * that issues and pull requests share, its open issues and its open pull requests. Only numbering
+ * and state changes lock it, so they never queue behind writers of the repository row (a push, an edit) nor those
  * behind them. Numbering first takes the repository row's weakest lock (KEY SHARE, which the
  * numbered record's foreign key takes anyway, and which only deleting the repository or locking it
  * whole conflicts with): locks are then always taken repository first, counters after, as deleting
@@ -22,16 +22,18 @@ export async function createCounters(em: EntityManager, repositoryId: string): P
   await em.execute('insert into repository_counters (repository_id) values (?)', [repositoryId]);
 }
 
+/** The counters of open records, one per numbered kind. */
+export type OpenCounter = 'open_issues' | 'open_pulls';
+
 /**
- * Next number of the sequence that issues and pull requests share.
- * Must run inside the transaction that inserts the numbered record: the
- * UPDATE takes the counters row's lock until commit, so concurrent
- * creators queue up (no duplicates) and a rolled-back insert gives its
- * number back (no gaps).
+ * Next number of the sequence that issues and pull requests share, for a record created open (it
+ * counts in `opened`). Must run inside the transaction that inserts the numbered record: the
+ * UPDATE takes the counters row's lock until commit, so concurrent creators queue up (no
+ * duplicates) and a rolled-back insert gives its number back (no gaps).
  */
-export async function allocateNumber(em: EntityManager, repositoryId: string): Promise<number> {
+export async function allocateNumber(em: EntityManager, repositoryId: string, opened: OpenCounter): Promise<number> {
   const rows = await em.execute<{ last_number: number }[]>(
-    `update repository_counters set last_number = last_number + 1 where ${COUNTERS_OF} returning last_number`,
+    `update repository_counters set last_number = last_number + 1, ${opened} = ${opened} + 1 where ${COUNTERS_OF} returning last_number`,
     [repositoryId],
   );
   if (!rows[0]) throw notFound('repository'); // deleted while this request ran
@@ -39,11 +41,13 @@ export async function allocateNumber(em: EntityManager, repositoryId: string): P
 }
 
 /**
- * Counts issues closed (-1) or reopened (+1), in the transaction that changes them. It locks the
- * counters row until commit, as numbering does: run it as the transaction's last statement.
+ * Counts records closed or merged (negative) or reopened (positive), in the transaction that
+ * changes them. It locks the counters row until commit, as numbering does: run it as the
+ * transaction's last statement.
  */
-export async function countOpenIssues(em: EntityManager, repositoryId: string, delta: 1 | -1): Promise<void> {
-  await em.execute('update repository_counters set open_issues = open_issues + ? where repository_id = ?', [delta, repositoryId]);
+export async function countOpen(em: EntityManager, repositoryId: string, counter: OpenCounter, delta: number): Promise<void> {
+  if (delta === 0) return;
+  await em.execute(`update repository_counters set ${counter} = ${counter} + ? where repository_id = ?`, [delta, repositoryId]);
 }
 
 /** Tables of records numbered from the shared sequence, and what creating one adds to the other counters. */

@@ -4,9 +4,9 @@ import { Field, ID, Int, ObjectType } from 'type-graphql';
 import { Actor, User } from '../auth/user.entity.js';
 import { newId } from '../ids.js';
 
-/** Open issues of the repository row aliased `alias` (kept in its counters row); shared by the entity's formula and hand-written reads. */
-export const openIssuesCountSql = (alias: string) =>
-  `(select c.open_issues from repository_counters c where c.repository_id = ${alias}.id)`;
+/** A column of the counters row of the repository row aliased `alias`, as a subquery. */
+const counterSql = (column: string) => (alias: string) =>
+  `(select c.${column} from repository_counters c where c.repository_id = ${alias}.id)`;
 
 @ObjectType('Repository')
 @Entity({ tableName: 'repositories' })
@@ -14,7 +14,17 @@ export const openIssuesCountSql = (alias: string) =>
 @Index({ properties: ['createdAt', 'id'] })
 export class Repository {
   [OptionalProps]?:
-    'id' | 'description' | 'private' | 'defaultBranch' | 'empty' | 'createdAt' | 'updatedAt' | 'pushedAt' | 'openIssuesCount' | 'fullName';
+    | 'id'
+    | 'description'
+    | 'private'
+    | 'defaultBranch'
+    | 'empty'
+    | 'createdAt'
+    | 'updatedAt'
+    | 'pushedAt'
+    | 'openIssuesCount'
+    | 'openPullsCount'
+    | 'fullName';
 
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
@@ -61,8 +71,12 @@ export class Repository {
   pushedAt: Date | null = null;
 
   @Field(() => Int)
-  @Formula((_cols, table) => openIssuesCountSql(table.alias), { type: 'integer' })
+  @Formula((_cols, table) => counterSql('open_issues')(table.alias), { type: 'integer' })
   openIssuesCount: number = 0;
+
+  /** Open pull requests, kept in the counters row as open issues are; the pulls capability shows it. */
+  @Formula((_cols, table) => counterSql('open_pulls')(table.alias), { type: 'integer' })
+  openPullsCount: number = 0;
 
   get fullName(): string {
     return `${this.owner.login}/${this.name}`;

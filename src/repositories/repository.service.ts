@@ -13,11 +13,10 @@ import { cloneUrl } from '../events/payloads.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
 import { looksLikeId, ZERO_SHA } from '../ids.js';
 import type { Principal, Scope } from '../principal.js';
-import { countColumnsSql, isCountColumn, keepCounts } from './loaded-counts.js';
 import { checkBranchName, checkDescription, checkRepositoryName } from './names.js';
 import { createCounters } from './numbering.js';
 import type { CreateRepositoryInput, UpdateRepositoryInput } from './repository.inputs.js';
-import { openIssuesCountSql, Repository } from './repository.entity.js';
+import { Repository } from './repository.entity.js';
 import type { RefGuard, RepositoryStorage } from './repository.ports.js';
 
 /** The events repositories record. */
@@ -32,8 +31,8 @@ const DELETE_WAIT_MS = 30_000;
 
 /**
  * Loads a repository by id with its owner; null when there is none (permission not yet checked).
- * Nearly every request starts here, so it is one prepared statement (with the counts capabilities
- * add to it) hydrated into the entities: em.findOne with a populated owner costs ~1.2 ms of ORM work.
+ * Nearly every request starts here, so it is one prepared statement (with the repository's counters)
+ * hydrated into the entities: em.findOne with a populated owner costs ~1.2 ms of ORM work.
  */
 export async function findRepository(em: EntityManager, id: string): Promise<Repository | null> {
   if (!looksLikeId('repo', id)) return null;
@@ -51,17 +50,17 @@ async function findRepositoryByName(em: EntityManager, owner: string, name: stri
 async function loadRepository(em: EntityManager, condition: string, params: unknown[]): Promise<Repository | null> {
   const rows = await fastRead<Record<string, unknown> & { owner_row: Record<string, unknown> }>(
     em,
-    `select r.*, ${openIssuesCountSql('r')} as open_issues_count${countColumnsSql('r')}, to_jsonb(u) as owner_row
-       from repositories r join users u on u.id = r.owner_id where ${condition}`,
+    `select r.*, c.open_issues as open_issues_count, c.open_pulls as open_pulls_count, to_jsonb(u) as owner_row
+       from repositories r join users u on u.id = r.owner_id join repository_counters c on c.repository_id = r.id
+      where ${condition}`,
     params,
   );
   const row = rows[0];
   if (!row) return null;
   const repositoryRow: Record<string, unknown> = {};
-  for (const column in row) if (column !== 'owner_row' && !isCountColumn(column)) repositoryRow[column] = row[column];
+  for (const column in row) if (column !== 'owner_row') repositoryRow[column] = row[column];
   const repo = mapRow(em, Repository, repositoryRow);
   repo.owner = mapRow(em, User, row.owner_row);
-  keepCounts(repo, row);
   return repo;
 }
 

@@ -13,6 +13,7 @@ import { Migration20261126100000_SiteValues } from './Migration20261126100000_Si
 import { Migration20261126120000_JournalPushDetails } from './Migration20261126120000_JournalPushDetails.js';
 import { Migration20261126130000_RepositoryLockLeases } from './Migration20261126130000_RepositoryLockLeases.js';
 import { Migration20261126140000_RefsFingerprint } from './Migration20261126140000_RefsFingerprint.js';
+import { Migration20261126150000_OpenPullsCounter } from './Migration20261126150000_OpenPullsCounter.js';
 
 /** Migrations in the order they apply; `npm run migration:create -- <Name>` writes new ones to add here. */
 export const MIGRATIONS = [
@@ -31,4 +32,5 @@ export const MIGRATIONS = [
   Migration20261126120000_JournalPushDetails,
   Migration20261126130000_RepositoryLockLeases,
   Migration20261126140000_RefsFingerprint,
+  Migration20261126150000_OpenPullsCounter,
 ];
