@@ -186,7 +186,10 @@ test('Ctrl-C (SIGINT to the group of npm start) during a push: the push lands, t
     await started.serviceExited();
     expect(await postmasterOf(started.dataDir)).toBeNull(); // stopped by the service, after the push
     const said = expectStoppedGracefully(started);
-    expect(said).toContain('signal repeated: already stopping');
+    // The SIGINT reaches the service twice (from the group, forwarded by npm): one request to stop,
+    // so never "exiting now" (expectStoppedGracefully). The two may arrive before the service runs
+    // and be merged into one by the kernel, so "signal repeated: already stopping" is not always logged.
+    expect(said).toContain('signal received');
     expect(said).not.toContain('embedded PostgreSQL exited; restarting it');
   } finally {
     await removeDataDir(started.dataDir);
