@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -47,8 +47,12 @@ export interface StartOptions {
  */
 export class CairnServer {
   process?: ChildProcess;
-  output = '';
+  private kept = '';
   readonly adminToken: string;
+  /** Started by the run for many files (sharedServer()): its process and output are the run's, not this file's. */
+  private shared = false;
+  /** Where the output is copied as it comes (the shared server's, for the files on it to read). */
+  private outputFile?: string;
   /** How many log lines of each message the process has written in its life (`output` keeps only the tail). */
   private readonly messageCounts = new Map<string, number>();
 
@@ -81,8 +85,41 @@ export class CairnServer {
     return server;
   }
 
+  /**
+   * The run's shared server: one Cairn process the global setup starts for every file that needs
+   * no server of its own (default settings but webhooks to loopback allowed; no restart, signal or
+   * log assertions). Starting a server
+   * costs a few seconds of CPU, most of a light file's. A file on it keeps to its own users (logins
+   * no other file uses) and their repositories, and asserts nothing about site-wide totals.
+   */
+  static sharedServer(): CairnServer {
+    const described = process.env.CAIRN_TEST_SHARED_SERVER;
+    if (!described) throw new Error('CAIRN_TEST_SHARED_SERVER is not set: run the tests with `npm test`');
+    const { port, dataDir, databaseUrl, adminToken, outputFile } = JSON.parse(described) as SharedServerDescription;
+    const server = new CairnServer(port, dataDir, databaseUrl, {}, false, adminToken);
+    server.shared = true;
+    server.outputFile = outputFile;
+    return server;
+  }
+
+  /** What the global setup passes to the files about the shared server. */
+  describe(): SharedServerDescription {
+    return {
+      port: this.port,
+      dataDir: this.dataDir,
+      databaseUrl: this.databaseUrl,
+      adminToken: this.adminToken,
+      outputFile: this.outputFile,
+    };
+  }
+
+  private notShared(what: string): void {
+    if (this.shared) throw new Error(`${what} needs a server of the file's own (CairnServer.start()), not the shared one`);
+  }
+
   /** A second process on the same data dir and database (after stop or kill). */
   restart(env: Record<string, string> = {}): Promise<CairnServer> {
+    this.notShared('restart');
     return CairnServer.start({ reuse: this, env });
   }
 
@@ -140,8 +177,29 @@ export class CairnServer {
   }
 
   private append(text: string): void {
-    this.output += text;
-    if (this.output.length > 2_000_000) this.output = this.output.slice(-1_000_000);
+    this.kept += text;
+    if (this.kept.length > 2_000_000) this.kept = this.kept.slice(-1_000_000);
+    if (this.outputFile) appendFileSync(this.outputFile, text);
+  }
+
+  /**
+   * What the process has written, its last megabyte or more. The shared server's is every file's
+   * (read from the copy the global setup keeps): for showing what a failure was about, not for
+   * asserting on — hence logs() and logCount() refuse it.
+   */
+  get output(): string {
+    if (!this.shared || !this.outputFile) return this.kept;
+    try {
+      return readFileSync(this.outputFile, 'utf8').slice(-2_000_000);
+    } catch {
+      return '';
+    }
+  }
+
+  /** Copies the output, from now on and what came so far, to `file` (the global setup, for the shared server). */
+  copyOutputTo(file: string): void {
+    writeFileSync(file, this.kept);
+    this.outputFile = file;
   }
 
   private countMessage(line: string): void {
@@ -151,11 +209,13 @@ export class CairnServer {
 
   /** How many lines with this `msg` the process has logged so far, however much output came since. */
   logCount(msg: string): number {
+    this.notShared('reading the log');
     return this.messageCounts.get(msg) ?? 0;
   }
 
   /** Parsed JSON log lines of the output's tail (the last megabyte or more). */
   logs(): Array<Record<string, unknown>> {
+    this.notShared('reading the log');
     return this.output
       .split('\n')
       .filter((line) => line.startsWith('{'))
@@ -164,6 +224,7 @@ export class CairnServer {
 
   /** SIGTERM and wait for the exit; returns the exit code. */
   async stop(): Promise<number | null> {
+    this.notShared('stopping');
     const child = this.process;
     if (!child || child.exitCode !== null || child.signalCode !== null) return child?.exitCode ?? null;
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -173,11 +234,13 @@ export class CairnServer {
 
   /** Sends `signal` to the service process only (SIGSTOP pauses it as a hung process would be; SIGCONT wakes it). */
   signal(signal: NodeJS.Signals): void {
+    this.notShared('a signal');
     this.process?.kill(signal);
   }
 
   /** SIGKILL the service process only (its embedded PostgreSQL, if any, is orphaned). */
   async kill(): Promise<void> {
+    this.notShared('killing');
     const child = this.process;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -222,6 +285,7 @@ export class CairnServer {
 
   /** Stops the server and removes its data dir and database (`keepDatabase` when another process still uses it). */
   async destroy(keepDatabase = false): Promise<void> {
+    if (this.shared) return; // the run's: its global teardown destroys it
     await this.stop();
     // A service killed without its database leaves that PostgreSQL running: it goes too.
     const orphan = this.postmasterPid();
@@ -229,6 +293,15 @@ export class CairnServer {
     await fs.rm(this.dataDir, { recursive: true, force: true }).catch(() => undefined);
     if (this.databaseUrl && !keepDatabase) await dropTestDatabase(this.databaseUrl).catch(() => undefined);
   }
+}
+
+/** The shared server as the global setup describes it to the test files (CAIRN_TEST_SHARED_SERVER). */
+export interface SharedServerDescription {
+  port: number;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  adminToken: string;
+  outputFile: string | undefined;
 }
 
 function parseLine(line: string): Record<string, unknown> {
@@ -257,7 +330,9 @@ async function createTestDatabase(): Promise<string> {
   const admin = new pg.Client({ connectionString: clusterUrl().replace(/\/[^/]*$/, '/postgres') });
   await admin.connect();
   try {
-    await admin.query(`CREATE DATABASE ${name}`);
+    // A copy of the schema the global setup migrated (test/support/global-setup.js), else an empty one.
+    const template = process.env.CAIRN_TEST_TEMPLATE;
+    await admin.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
   } finally {
     await admin.end();
   }
