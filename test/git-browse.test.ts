@@ -22,10 +22,11 @@ const BROWSE = `query($id: ID!, $ref: String, $path: String!, $limit: Int, $offs
 }`;
 
 beforeAll(async () => {
-  [server, git] = await Promise.all([CairnServer.start(), GitSandbox.create()]);
+  server = CairnServer.sharedServer();
+  git = await GitSandbox.create();
   const admin = adminClient(server);
-  alice = await createUser(admin, 'alice');
-  stranger = await createUser(admin, 'stranger');
+  alice = await createUser(admin, 'git-browse-alice');
+  stranger = await createUser(admin, 'git-browse-stranger');
   repoId = (await alice.post('/repos', { name: 'browse', private: true })).body.id;
   const work = await git.init('browse-work');
   shas.first = await git.commit(work, 'first\n\nbody text', { 'README.md': '# browse\n', 'src/a.ts': 'export const a = 1;\n' });
@@ -33,7 +34,9 @@ beforeAll(async () => {
   await git.git(['tag', 'v1', shas.first], { cwd: work });
   await git.git(['tag', '-a', 'v2', '-m', 'version two'], { cwd: work });
   await git.git(['branch', 'dev', shas.first], { cwd: work });
-  await git.git(['push', '--quiet', remoteUrl(server, 'alice', 'browse', alice.token), 'main', 'dev', 'v1', 'v2'], { cwd: work });
+  await git.git(['push', '--quiet', remoteUrl(server, 'git-browse-alice', 'browse', alice.token), 'main', 'dev', 'v1', 'v2'], {
+    cwd: work,
+  });
 });
 afterAll(async () => {
   await Promise.all([server.destroy(), git.cleanup()]);

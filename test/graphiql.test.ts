@@ -11,7 +11,7 @@ import { CairnServer, ROOT } from './support/server.js';
 let server: CairnServer;
 
 beforeAll(async () => {
-  server = await CairnServer.start();
+  server = CairnServer.sharedServer();
 });
 afterAll(() => server.destroy());
 

@@ -25,7 +25,7 @@ let server: CairnServer;
 let user: Client & { login: string };
 
 beforeAll(async () => {
-  server = await CairnServer.start();
+  server = CairnServer.sharedServer();
   user = await createUser(adminClient(server), 'limits');
 });
 afterAll(() => server.destroy());

@@ -6,7 +6,7 @@ let admin: Client;
 let user: Awaited<ReturnType<typeof createUser>>;
 
 beforeAll(async () => {
-  server = await CairnServer.start();
+  server = CairnServer.sharedServer();
   admin = adminClient(server);
   user = await createUser(admin, 'gq');
 });
@@ -53,7 +53,7 @@ describe('GraphQL API', () => {
 
   test('errors carry codes and no stack traces; a private repository is NOT_FOUND to strangers', async () => {
     const { id } = (await user.post('/repos', { name: 'hidden', private: true })).body;
-    const stranger = await createUser(admin, 'stranger');
+    const stranger = await createUser(admin, 'gq-stranger');
     const res = await stranger.graphql('query($id: ID!) { repository(id: $id) { name } }', { id });
     expect(res.data).toEqual({ repository: null });
     expect(res.errors![0]).toMatchObject({ message: 'repository not found', path: ['repository'], extensions: { code: 'NOT_FOUND' } });

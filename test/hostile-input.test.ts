@@ -13,7 +13,7 @@ let owner: Client & { login: string };
 let repoId: string;
 
 beforeAll(async () => {
-  server = await CairnServer.start();
+  server = CairnServer.sharedServer();
   owner = await createUser(adminClient(server), 'hostile', ['repo', 'admin:repo_hook']);
   repoId = (await owner.post('/repos', { name: 'target', auto_init: true })).body.id;
 });

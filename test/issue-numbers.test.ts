@@ -18,11 +18,7 @@ let owner: Awaited<ReturnType<typeof createUser>>;
 let reporter: Awaited<ReturnType<typeof createUser>>;
 
 beforeAll(async () => {
-  [server, git, receiver] = await Promise.all([
-    CairnServer.start({ env: { CAIRN_WEBHOOK_ALLOWED_HOSTS: 'loopback' } }),
-    GitSandbox.create(),
-    Receiver.start(),
-  ]);
+  [server, git, receiver] = await Promise.all([CairnServer.sharedServer(), GitSandbox.create(), Receiver.start()]);
   const admin = adminClient(server);
   owner = await createUser(admin, 'numberer', ['repo', 'admin:repo_hook']);
   reporter = await createUser(admin, 'reporter');
@@ -157,7 +153,7 @@ test('open_issues_count follows concurrent openings, closes and reopens', async 
   expect((await owner.get(`/repos/${repo}`)).body.open_issues_count).toBe(listed);
   const { repository } = await owner.gql('query($id: ID!) { repository(id: $id) { openIssuesCount } }', { id: repo });
   expect(repository.openIssuesCount).toBe(listed);
-  const mine = (await owner.get('/repos?limit=100')).body.data.find((r: { id: string }) => r.id === repo);
+  const mine = (await owner.get('/repos?owner=numberer&limit=100')).body.data.find((r: { id: string }) => r.id === repo);
   expect(mine.open_issues_count).toBe(listed);
 });
 

@@ -9,13 +9,13 @@ let writer: Awaited<ReturnType<typeof createUser>>;
 let repoId: string;
 
 beforeAll(async () => {
-  server = await CairnServer.start();
+  server = CairnServer.sharedServer();
   admin = adminClient(server);
-  owner = await createUser(admin, 'owner');
-  reporter = await createUser(admin, 'reporter');
-  writer = await createUser(admin, 'writer');
+  owner = await createUser(admin, 'issues-owner');
+  reporter = await createUser(admin, 'issues-reporter');
+  writer = await createUser(admin, 'issues-writer');
   repoId = (await owner.post('/repos', { name: 'tracker' })).body.id;
-  await owner.put(`/repos/${repoId}/collaborators/writer`, { permission: 'write' });
+  await owner.put(`/repos/${repoId}/collaborators/issues-writer`, { permission: 'write' });
 });
 afterAll(() => server.destroy());
 
@@ -30,7 +30,7 @@ describe('issues', () => {
       body: 'stack trace',
       state: 'open',
       state_reason: null,
-      user: { id: reporter.userId, login: 'reporter' },
+      user: { id: reporter.userId, login: 'issues-reporter' },
       comments: 0,
       created_at: expect.any(String),
       updated_at: expect.any(String),
@@ -73,7 +73,7 @@ describe('issues', () => {
     const notPlanned = await owner.patch(path, { state: 'closed', state_reason: 'not_planned', title: 'renamed' });
     expect(notPlanned.body).toMatchObject({ state: 'closed', state_reason: 'not_planned', title: 'renamed' });
 
-    const stranger = await createUser(admin, 'stranger');
+    const stranger = await createUser(admin, 'issues-stranger');
     const denied = await stranger.patch(path, { title: 'hijack' });
     expect(denied.status).toBe(403);
     expect(denied.body.error.code).toBe('forbidden');
@@ -150,7 +150,7 @@ describe('issues', () => {
     expect((await reporter.get(`/repos/${repo}/issues`)).status).toBe(404);
     expect((await reporter.get(`/repos/${repo}/issues/1`)).status).toBe(404);
     expect((await reporter.patch(`/repos/${repo}/issues/1`, { state: 'closed' })).status).toBe(404);
-    await owner.put(`/repos/${repo}/collaborators/reporter`, { permission: 'read' });
+    await owner.put(`/repos/${repo}/collaborators/issues-reporter`, { permission: 'read' });
     expect((await reporter.get(`/repos/${repo}/issues`)).body.total).toBe(1);
     expect((await reporter.post(`/repos/${repo}/issues`, { title: 'from a reader' })).status).toBe(201);
     expect((await reporter.patch(`/repos/${repo}/issues/1`, { state: 'closed' })).status).toBe(403);
@@ -180,8 +180,8 @@ describe('domain events outbox', () => {
     await owner.patch(`/repos/${repo.id}/issues/${issue.number}`, { state: 'closed' });
     await owner.patch(`/repos/${repo.id}/issues/${issue.number}`, { state: 'open' });
     await owner.patch(`/repos/${repo.id}`, { description: 'v2', name: 'evented2' });
-    await owner.put(`/repos/${repo.id}/collaborators/writer`, { permission: 'write' });
-    await owner.delete(`/repos/${repo.id}/collaborators/writer`);
+    await owner.put(`/repos/${repo.id}/collaborators/issues-writer`, { permission: 'write' });
+    await owner.delete(`/repos/${repo.id}/collaborators/issues-writer`);
     await owner.delete(`/repos/${repo.id}`);
 
     const recorded = await events(repo.id);
@@ -199,31 +199,31 @@ describe('domain events outbox', () => {
     const repositoryRef = {
       id: repo.id,
       name: 'evented',
-      full_name: 'owner/evented',
-      owner: { id: owner.userId, login: 'owner' },
+      full_name: 'issues-owner/evented',
+      owner: { id: owner.userId, login: 'issues-owner' },
       private: false,
       default_branch: 'main',
-      clone_url: `${server.url}/owner/evented.git`,
+      clone_url: `${server.url}/issues-owner/evented.git`,
     };
     expect(recorded[0]!.payload).toEqual({
       event: 'repository',
       action: 'created',
       repository: repositoryRef,
-      sender: { id: owner.userId, login: 'owner' },
+      sender: { id: owner.userId, login: 'issues-owner' },
     });
     expect(recorded[1]!.payload).toEqual({
       event: 'issues',
       action: 'opened',
       issue,
       repository: repositoryRef,
-      sender: { id: reporter.userId, login: 'reporter' },
+      sender: { id: reporter.userId, login: 'issues-reporter' },
     });
     expect(recorded[2]!.payload.changes).toEqual({ title: { from: 'first' } });
     expect(recorded[2]!.payload.issue.title).toBe('second');
     expect(recorded[3]!.payload.issue).toMatchObject({ state: 'closed', state_reason: 'completed' });
     expect(recorded[5]!.payload.changes).toEqual({ description: { from: 'v1' }, name: { from: 'evented' } });
-    expect(recorded[5]!.payload.repository).toMatchObject({ name: 'evented2', full_name: 'owner/evented2' });
-    expect(recorded[6]!.payload).toMatchObject({ member: { id: writer.userId, login: 'writer' }, permission: 'write' });
+    expect(recorded[5]!.payload.repository).toMatchObject({ name: 'evented2', full_name: 'issues-owner/evented2' });
+    expect(recorded[6]!.payload).toMatchObject({ member: { id: writer.userId, login: 'issues-writer' }, permission: 'write' });
     expect(recorded[8]!.payload.repository.id).toBe(repo.id);
   });
 

@@ -24,7 +24,7 @@ let server: CairnServer;
 let alice: Client;
 
 beforeAll(async () => {
-  server = await CairnServer.start();
+  server = CairnServer.sharedServer();
   alice = await createUser(adminClient(server), 'openapi-alice');
 });
 afterAll(() => server.destroy());

@@ -27,16 +27,16 @@ const GIT_DATE = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(
 const SHA = expect.stringMatching(/^[0-9a-f]{40}$/);
 
 beforeAll(async () => {
-  server = await CairnServer.start();
+  server = CairnServer.sharedServer();
   admin = adminClient(server);
   git = await GitSandbox.create();
   [owner, reader, writer, stranger] = await Promise.all([
-    createUser(admin, 'owner'),
-    createUser(admin, 'reader'),
-    createUser(admin, 'writer'),
-    createUser(admin, 'stranger'),
+    createUser(admin, 'pulls-api-owner'),
+    createUser(admin, 'pulls-api-reader'),
+    createUser(admin, 'pulls-api-writer'),
+    createUser(admin, 'pulls-api-stranger'),
   ]);
-  readOnlyReader = new Client(server, await createToken(admin, 'reader', ['repo:read']));
+  readOnlyReader = new Client(server, await createToken(admin, 'pulls-api-reader', ['repo:read']));
 });
 afterAll(async () => {
   await server?.destroy();
@@ -95,7 +95,7 @@ describe.each([
       draft: false,
       head: { ref: 'feature', sha: head },
       base: { ref: 'main', sha: base },
-      user: { id: reader.userId, login: 'reader' },
+      user: { id: reader.userId, login: 'pulls-api-reader' },
       merged: false,
       merged_at: null,
       merged_by: null,
@@ -130,7 +130,7 @@ describe.each([
       id: expect.stringMatching(/^rev_[0-9a-z]{26}$/),
       state: 'approved',
       body: 'LGTM',
-      user: { id: owner.userId, login: 'owner' },
+      user: { id: owner.userId, login: 'pulls-api-owner' },
       commit_id: head,
       submitted_at: ISO,
     });
@@ -176,7 +176,7 @@ describe.each([
       state: 'merged',
       merged: true,
       merged_at: ISO,
-      merged_by: { id: owner.userId, login: 'owner' },
+      merged_by: { id: owner.userId, login: 'pulls-api-owner' },
       merge_commit_sha: merged.body.sha,
       head: { ref: 'feature', sha: head },
     });
@@ -192,7 +192,7 @@ describe('list: envelope, state filters, paging; open_pulls_count', () => {
 
     const counts = async () => {
       const one = (await owner.get(`/repos/${repo.id}`)).body.open_pulls_count;
-      const listed = (await owner.get('/repos?owner=owner&limit=100')).body.data.find((r: any) => r.id === repo.id);
+      const listed = (await owner.get('/repos?owner=pulls-api-owner&limit=100')).body.data.find((r: any) => r.id === repo.id);
       return [one, listed?.open_pulls_count];
     };
     expect(await counts()).toEqual([0, 0]);
@@ -324,8 +324,8 @@ describe('permissions', () => {
   let ownersPull: number;
   beforeAll(async () => {
     repo = await PullRepo.create(server, git, owner, 'secret', { 'README.md': 'secret\n' }, { private: true });
-    expect((await owner.put(`/repos/${repo.id}/collaborators/reader`, { permission: 'read' })).status).toBeLessThan(300);
-    expect((await owner.put(`/repos/${repo.id}/collaborators/writer`, { permission: 'write' })).status).toBeLessThan(300);
+    expect((await owner.put(`/repos/${repo.id}/collaborators/pulls-api-reader`, { permission: 'read' })).status).toBeLessThan(300);
+    expect((await owner.put(`/repos/${repo.id}/collaborators/pulls-api-writer`, { permission: 'write' })).status).toBeLessThan(300);
     for (const b of ['by-owner', 'by-reader', 'by-readonly', 'by-stranger']) await repo.commit(b, b, { [`${b}.txt`]: `${b}\n` });
     await repo.push(['by-owner', 'by-reader', 'by-readonly', 'by-stranger']);
     const opened = await repo.open({ title: 'owner work', head: 'by-owner' });
@@ -379,12 +379,12 @@ describe('permissions', () => {
     const p = `/repos/${repo.id}/pulls`;
     const mine = await repo.open({ title: 'reader work', head: 'by-reader' }, reader);
     expect(mine.status).toBe(201);
-    expect(mine.body.user).toEqual({ id: reader.userId, login: 'reader' });
+    expect(mine.body.user).toEqual({ id: reader.userId, login: 'pulls-api-reader' });
     const n = mine.body.number;
 
     const review = await reader.post(`${p}/${ownersPull}/reviews`, { event: 'APPROVE' });
     expect(review.status).toBe(201);
-    expect(review.body.user.login).toBe('reader');
+    expect(review.body.user.login).toBe('pulls-api-reader');
 
     expectError(await reader.patch(`${p}/${ownersPull}`, { title: 'hijack' }), 403, 'forbidden');
     expectError(await reader.patch(`${p}/${ownersPull}`, { state: 'closed' }), 403, 'forbidden');
@@ -412,7 +412,7 @@ describe('permissions', () => {
     expect(merged.body).toEqual({ merged: true, sha: SHA, message: 'Pull request successfully merged' });
     expect((await reader.get(`${p}/${n}`)).body).toMatchObject({
       state: 'merged',
-      merged_by: { id: writer.userId, login: 'writer' },
+      merged_by: { id: writer.userId, login: 'pulls-api-writer' },
       merge_commit_sha: merged.body.sha,
     });
   });
@@ -714,7 +714,7 @@ describe('reviews', () => {
       id: expect.stringMatching(/^rev_[0-9a-z]{26}$/),
       state: 'approved',
       body: null,
-      user: { id: reader.userId, login: 'reader' },
+      user: { id: reader.userId, login: 'pulls-api-reader' },
       commit_id: head,
       submitted_at: ISO,
     });
@@ -731,10 +731,10 @@ describe('reviews', () => {
 
     const changes = await stranger.post(path, { event: 'REQUEST_CHANGES', body: 'please fix' });
     expect(changes.status).toBe(201);
-    expect(changes.body).toMatchObject({ state: 'changes_requested', body: 'please fix', user: { login: 'stranger' } });
+    expect(changes.body).toMatchObject({ state: 'changes_requested', body: 'please fix', user: { login: 'pulls-api-stranger' } });
     const own = await owner.post(path, { event: 'COMMENT', body: 'a note from the author' });
     expect(own.status).toBe(201);
-    expect(own.body).toMatchObject({ state: 'commented', user: { login: 'owner' }, commit_id: head });
+    expect(own.body).toMatchObject({ state: 'commented', user: { login: 'pulls-api-owner' }, commit_id: head });
     const lower = await writer.post(`/api${path}`, { event: 'approve' });
     expect(lower.status).toBe(201);
     expect(lower.body.state).toBe('approved');
@@ -780,7 +780,7 @@ describe('GraphQL', () => {
       commitsCount: 2,
       head: { ref: 'gfeature', sha: head2 },
       base: { ref: 'main' },
-      user: { login: 'reader' },
+      user: { login: 'pulls-api-reader' },
     });
     await repo.mergeable(1);
 
@@ -830,7 +830,7 @@ describe('GraphQL', () => {
       state: 'APPROVED',
       body: null,
       commitId: head2,
-      user: { login: 'owner' },
+      user: { login: 'pulls-api-owner' },
     });
 
     const ownApprove = await reader.graphql(`mutation($input: SubmitReviewInput!) { submitReview(input: $input) { id } }`, {
@@ -870,7 +870,9 @@ describe('GraphQL', () => {
       openPullsCount: 0,
       pullRequests: {
         totalCount: 1,
-        nodes: [{ number: 1, state: 'MERGED', merged: true, mergedBy: { login: 'owner' }, mergeCommitSha: merged.mergePullRequest.sha }],
+        nodes: [
+          { number: 1, state: 'MERGED', merged: true, mergedBy: { login: 'pulls-api-owner' }, mergeCommitSha: merged.mergePullRequest.sha },
+        ],
       },
     });
   });

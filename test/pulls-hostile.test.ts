@@ -16,8 +16,9 @@ let git: GitSandbox;
 let owner: Awaited<ReturnType<typeof createUser>>;
 
 beforeAll(async () => {
-  [server, git] = await Promise.all([CairnServer.start(), GitSandbox.create()]);
-  owner = await createUser(adminClient(server), 'mallory');
+  server = CairnServer.sharedServer();
+  git = await GitSandbox.create();
+  owner = await createUser(adminClient(server), 'pulls-hostile-mallory');
 });
 afterAll(async () => {
   await Promise.all([server?.destroy(), git?.cleanup()]);
@@ -107,7 +108,7 @@ test('a rebase keeps author lines git would refuse or trim when making a commit'
   expect(previous!.author).toBe('Tolkien J.R.R. <jrr@example.test>');
   expect(previous!.authorDate).toBe('2020-09-13T14:26:40+02:00');
   expect(last!.author).toBe('. <dot@example.test>');
-  expect(last!.committer).toBe(`mallory <${noreplyEmail(server, owner)}>`);
+  expect(last!.committer).toBe(`pulls-hostile-mallory <${noreplyEmail(server, owner)}>`);
   expect(await repo.fileAt('origin/main', 'two.txt')).toBe('2\n');
 });
 

@@ -22,7 +22,7 @@ let merger: User; // owns every repository and merges
 let contrib: User; // opens the pull requests
 
 beforeAll(async () => {
-  [server, git] = await Promise.all([CairnServer.start(), GitSandbox.create()]);
+  [server, git] = [CairnServer.sharedServer(), await GitSandbox.create()];
   const admin = adminClient(server);
   merger = await createUser(admin, 'merger');
   contrib = await createUser(admin, 'contrib');
@@ -39,7 +39,7 @@ function newRepo(files: Record<string, string>): Promise<PullRepo> {
   return PullRepo.create(server, git, merger, `merge-${++repoCount}`, files);
 }
 
-/** The server's latest error log lines (what a 5xx was about). */
+/** The server's latest error log lines (what a 5xx was about; on the shared server, any file's). */
 function serverErrors(): string {
   return server.output
     .split('\n')

@@ -10,11 +10,7 @@ let server: CairnServer;
 let receiver: Receiver;
 let sandbox: GitSandbox;
 beforeAll(async () => {
-  [server, receiver, sandbox] = await Promise.all([
-    CairnServer.start({ env: { CAIRN_WEBHOOK_ALLOWED_HOSTS: 'loopback' } }),
-    Receiver.start(),
-    GitSandbox.create(),
-  ]);
+  [server, receiver, sandbox] = await Promise.all([CairnServer.sharedServer(), Receiver.start(), GitSandbox.create()]);
 });
 afterAll(async () => {
   await Promise.all([sandbox.cleanup(), receiver.close(), server.destroy()]);
