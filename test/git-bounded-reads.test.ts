@@ -215,7 +215,7 @@ describe('background git work is shared fairly between repositories and accounts
   }, 120_000);
 
   test('an account runs at most two merges at once; its others wait their turn and land, and other accounts are not held', async () => {
-    const ids = [];
+    const ids: Array<{ id: string; number: number }> = [];
     for (const i of [1, 2, 3]) {
       const id = await pushedRepository(alice, `merge-${i}`, work, ['main', 'head']);
       ids.push({ id, number: await pullRequest(alice, id, 'head') });
@@ -225,7 +225,17 @@ describe('background git work is shared fairly between repositories and accounts
     const watch = watchMergeTrees(ids.map(({ id }) => id));
     const started = performance.now();
     const merges = ids.map(({ id, number }) => alice.put(`/repos/${id}/pulls/${number}/merge`, { merge_method: 'merge' }));
-    await sleep(300);
+    // Alice's merges under way, both of her slots taken.
+    await eventually(
+      async () =>
+        (await gitCommandsIn(
+          server.process!.pid!,
+          ids.map(({ id }) => repositoryDir(id)),
+          'merge-tree',
+        )) >= 2,
+      30_000,
+      "two of alice's merges running",
+    );
     // Bob's merge of his own small pull request does not wait behind alice's.
     const light = (await bob.get('/repos?owner=bob')).body.data[0].id as string;
     const bobs = (await bob.get(`/repos/${light}/pulls`)).body.data[0].number as number;

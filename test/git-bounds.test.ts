@@ -145,7 +145,7 @@ describe('pushes that describe to no end', () => {
     const pushing = push(bare, 'bomb', sha);
     let slowest = 0;
     for (let i = 0; i < 5; i++) {
-      await sleep(500);
+      await sleep(500); // spreads the five samples of others' reads over the push: a measurement's pace
       slowest = Math.max(slowest, await othersRead(bobs));
     }
     const pushed = await pushing;

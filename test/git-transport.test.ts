@@ -394,7 +394,10 @@ describe('one account cannot monopolise pushes; ref names git accepts but nobody
     const stalled = Array.from({ length: 8 }, () => stalledPush('crowded', alice.token));
     try {
       await until(async () => (await gitChildren(server.process!.pid!)).length > 0);
-      await sleep(200); // the other seven are in line for the lock
+      // The other seven in line for the lock: a fixed pause, since nothing outside the service shows
+      // a push waiting in its in-memory line (no log, metric, row or connection of its own; the
+      // ninth push is the only probe, and it must come after all eight are counted).
+      await sleep(200);
       // ...in memory: none of them holds a database connection polling for it. The holder's own
       // connection may still show the statement that took the lock, until its push uses it again.
       const polling = await query<{ n: number }>(

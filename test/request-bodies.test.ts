@@ -1,6 +1,8 @@
+import { readFile } from 'node:fs/promises';
 import net from 'node:net';
 import { adminClient, createUser } from './support/client.js';
-import { CairnServer, sleep } from './support/server.js';
+import { eventually } from './support/receiver.js';
+import { CairnServer } from './support/server.js';
 
 /**
  * API request bodies are read within bounds: one account's slow bodies — each a MiB announced and
@@ -43,11 +45,55 @@ function slowBody(path: string, token: string, waitMs: number): { socket: net.So
   return { socket, status };
 }
 
+interface TcpEnd {
+  state: number;
+  /** Bytes sent from this end and not yet taken by the other end's kernel. */
+  unsent: number;
+  /** Bytes received at this end that its process has not read yet. */
+  unread: number;
+}
+const ESTABLISHED = 0x01;
+const CLOSE_WAIT = 0x08;
+
+/**
+ * Loopback connections between these client ports and the service, as the kernel sees them
+ * (/proc/net/tcp): the service's end and the client's of each, by client port. An end that is
+ * missing has been closed (and is gone).
+ */
+async function connections(clientPorts: number[]): Promise<Map<number, { service?: TcpEnd; client?: TcpEnd }>> {
+  const address = (port: number) => `0100007F:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const found = new Map<number, { service?: TcpEnd; client?: TcpEnd }>(clientPorts.map((port) => [port, {}]));
+  for (const line of (await readFile('/proc/net/tcp', 'utf8')).split('\n').slice(1)) {
+    const [, local, remote, state, queues] = line.trim().split(/\s+/);
+    if (!queues) continue;
+    const [unsent, unread] = queues.split(':').map((n) => parseInt(n, 16)) as [number, number];
+    const end = { state: parseInt(state!, 16), unsent, unread };
+    for (const port of clientPorts) {
+      if (local === address(server.port) && remote === address(port)) found.get(port)!.service = end;
+      if (local === address(port) && remote === address(server.port)) found.get(port)!.client = end;
+    }
+  }
+  return found;
+}
+
 test("one account's slow bodies: 32 are held, more are refused at once (429), others are served; the slots free when they go", async () => {
   const admin = adminClient(server);
   const mallory = await createUser(admin, 'mallory');
   const held = Array.from({ length: 32 }, (_, i) => slowBody(i % 2 ? '/graphql' : '/repos', mallory.token, 1500));
-  await sleep(500);
+  // Each held body is being read, its slot taken. Until a body is read, the service's HTTP parser
+  // stops taking bytes off its connection after one read (at most 64 KiB): the rest of the 100 KB
+  // sent waits in the kernel. Once none does, every held body is in the hands of its reader.
+  await Promise.all(held.map(({ socket }) => socket.connecting && new Promise((resolve) => socket.once('connect', resolve))));
+  const ports = held.map(({ socket }) => socket.localPort!);
+  await eventually(
+    async () =>
+      held.every(({ socket }) => socket.writableLength === 0) &&
+      [...(await connections(ports)).values()].every(
+        ({ service, client }) => service?.state === ESTABLISHED && service.unread === 0 && client?.unsent === 0,
+      ),
+    15_000,
+    'the service to be reading all 32 held bodies',
+  );
   const refused = await Promise.all(Array.from({ length: 8 }, () => slowBody('/graphql', mallory.token, 5000).status));
   expect(refused).toEqual(Array(8).fill(429));
   expect(await Promise.all(held.map((request) => request.status))).toEqual(Array(32).fill(null)); // still being read
@@ -58,6 +104,12 @@ test("one account's slow bodies: 32 are held, more are refused at once (429), ot
   expect(performance.now() - started).toBeLessThan(2000);
 
   for (const request of held) request.socket.destroy();
-  await sleep(300);
+  // The slots free as the service sees the connections go: its ends of them closed.
+  await eventually(
+    async () =>
+      [...(await connections(ports)).values()].every(({ service }) => service?.state !== ESTABLISHED && service?.state !== CLOSE_WAIT),
+    10_000,
+    'the service to close the 32 connections',
+  );
   expect((await mallory.graphql('{ viewer { login } }')).data).toEqual({ viewer: { login: 'mallory' } });
 });

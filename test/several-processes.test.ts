@@ -5,8 +5,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { adminClient, Client, createUser } from './support/client.js';
 import { GitSandbox, remoteUrl } from './support/git.js';
+import { settledDeliveries } from './support/deliveries.js';
 import { eventually, Receiver } from './support/receiver.js';
-import { CairnServer, sleep } from './support/server.js';
+import { CairnServer } from './support/server.js';
 
 /**
  * A site of several processes, as an operator who outgrows one machine runs it: separate data dirs,
@@ -63,7 +64,11 @@ test('create through A, push and clone through B; a webhook made through A is de
   for (let i = 0; i < 6; i++) await [viaA, viaB][i % 2]!.post(`/repos/${repo}/issues`, { title: `alternated ${i}` });
 
   const got = await receiver.waitFor('/site', 7, 20_000);
-  await sleep(1_000); // time for a duplicate to show
+  // No pause for a duplicate to show: once every delivery is settled (none pending, none claimed),
+  // nothing is on its way any more; 7 deliveries attempted once each are all the receiver may hold.
+  const deliveries = await settledDeliveries(a, [hook.id], 20_000);
+  expect(deliveries).toHaveLength(7);
+  expect(deliveries.every((d) => d.status === 'succeeded' && d.attempts_count === 1)).toBe(true);
   expect(receiver.at('/site')).toHaveLength(7);
   expect(new Set(got.map((r) => r.headers['x-cairn-delivery'])).size).toBe(7);
   for (const request of got) {

@@ -42,7 +42,7 @@ class CountingReceiver {
         delivery,
         JSON.parse(Buffer.concat(chunks).toString('utf8')),
       );
-      await sleep(delayMs);
+      await sleep(delayMs); // the receiver's answer time, which the drain under test paces itself by
       this.holding.set(path, this.holding.get(path)! - 1);
       res.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
     });
@@ -144,7 +144,7 @@ test('a slow receiver while events keep coming: each first attempt within about 
   for (let i = 0; i < 16; i++) {
     sent.push(Date.now());
     await owner.post(`/repos/${repo}/issues`, { title: `steady ${i}` });
-    await sleep(200);
+    await sleep(200); // the events' pace: they keep coming while the receiver is slow, which is what is tested
   }
   const got = await arrived('/steady-slow', 16, 10_000);
   for (const [i, at] of sent.entries()) {

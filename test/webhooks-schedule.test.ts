@@ -1,7 +1,8 @@
 import { adminClient, createUser } from './support/client.js';
 import { GitSandbox, remoteUrl } from './support/git.js';
+import { settledDeliveries } from './support/deliveries.js';
 import { eventually, Receiver, type Received } from './support/receiver.js';
-import { CairnServer, sleep } from './support/server.js';
+import { CairnServer } from './support/server.js';
 
 /**
  * A receiver that never answers, with a backlog: each attempt waits out the timeout, and the retry
@@ -48,9 +49,12 @@ test('five deliveries to a receiver that never answers keep their schedule, and 
   await Promise.all(Array.from({ length: 5 }, (_, i) => owner.post(`/repos/${repo}/issues`, { title: `backlog ${i}` })));
   const backlog = await receiver.waitFor('/never', 5, 1_500);
   const backlogIds = new Set(backlog.map((r) => r.headers['x-cairn-delivery'] as string));
+  // (The events made beside it go to the receiver that never answers, too: they are left out.)
+  const ofBacklog = () => receiver.at('/never').filter((r) => backlogIds.has(r.headers['x-cairn-delivery'] as string));
 
-  // While the backlog hangs, the healthy webhook on the same repository gets each new event at once.
-  await sleep(TIMEOUT_MS + 1_000);
+  // While the backlog hangs, the healthy webhook on the same repository gets each new event at once:
+  // from when the backlog's first attempts have timed out and its retries are on the wire.
+  await eventually(async () => ofBacklog().length >= 10, TIMEOUT_MS + DELAYS_MS[0]! + 3_000, "the backlog's retries on the wire");
   for (let i = 0; i < 5; i++) {
     const sent = Date.now();
     await owner.post(`/repos/${repo}/issues`, { title: `beside ${i}` });
@@ -60,8 +64,6 @@ test('five deliveries to a receiver that never answers keep their schedule, and 
 
   // The schedule: the timeout, then 2 s; the timeout, then 4 s; the timeout, then 8 s; the last timeout.
   const ideal = 4 * TIMEOUT_MS + DELAYS_MS.reduce((a, b) => a + b, 0); // 19 s
-  // (The five events made beside it go to the receiver that never answers, too: they are left out.)
-  const ofBacklog = () => receiver.at('/never').filter((r) => backlogIds.has(r.headers['x-cairn-delivery'] as string));
   await eventually(async () => ofBacklog().length === 20, ideal + 6_000, 'four attempts of each delivery of the backlog');
   const deliveries = byDelivery(ofBacklog());
   expect(deliveries.size).toBe(5);
@@ -85,7 +87,8 @@ test('a webhook already failing is sent what is due at once, not one timeout aft
   receiver.on('/already-failing', { status: 500 });
   const owner = await createUser(adminClient(server), 'failing', ['repo', 'admin:repo_hook']);
   const repo = (await owner.post('/repos', { name: 'already-failing' })).body.id as string;
-  const hookPath = `/repos/${repo}/webhooks/${(await owner.post(`/repos/${repo}/webhooks`, { url: receiver.url('/already-failing'), events: ['*'] })).body.id}`;
+  const hook = (await owner.post(`/repos/${repo}/webhooks`, { url: receiver.url('/already-failing'), events: ['*'] })).body.id as string;
+  const hookPath = `/repos/${repo}/webhooks/${hook}`;
   await owner.post(`/repos/${repo}/issues`, { title: 'fails' });
   await eventually(async () => (await owner.get(hookPath)).body.failing_since, 10_000, 'the webhook to be failing');
   const before = new Set(receiver.at('/already-failing').map((r) => r.headers['x-cairn-delivery']));
@@ -105,6 +108,13 @@ test('a webhook already failing is sent what is due at once, not one timeout aft
   const fresh = () => receiver.at('/already-failing').filter((r) => !before.has(r.headers['x-cairn-delivery']));
   await eventually(async () => fresh().length >= 22, 3_000, 'the 22 new deliveries to be sent');
   expect(Math.max(...fresh().map((r) => r.at)) - pushed).toBeLessThan(1_500);
-  await sleep(500);
+  // Each once: no pause for a duplicate to show up, but nothing left to come. Deactivating the webhook
+  // (its first attempts still hanging, their retries a timeout and a second away) starts no attempt
+  // more; once those on the wire have run out their timeout and are recorded, the receiver holds all
+  // it will ever get, one request for each attempt recorded.
+  expect((await owner.patch(hookPath, { active: false })).status).toBe(200);
+  const settled = await settledDeliveries(server, [hook], TIMEOUT_MS + 10_000);
+  const attempts = settled.filter((d) => !before.has(d.id)).reduce((sum, d) => sum + d.attempts_count, 0);
+  expect(fresh()).toHaveLength(attempts);
   expect(new Set(fresh().map((r) => r.headers['x-cairn-delivery'])).size).toBe(fresh().length); // each once
 });
