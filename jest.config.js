@@ -17,7 +17,9 @@ const common = {
 };
 
 export default {
-  maxWorkers: 2,
+  // Three files at once on two cores: many tests wait (a timeout, a slow client, a retry's delay), and
+  // with two workers the cores were idle a sixth of the run.
+  maxWorkers: 3,
   testTimeout: 60_000,
   projects: [
     { ...common, displayName: 'unit', roots: ['<rootDir>/test/unit'] },

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { adminClient, createUser } from './support/client.js';
@@ -30,16 +31,20 @@ describe('configuration', () => {
     ['MONGODB_URL', 'http://mongo'],
   ])('a bad %s (%p) stops start-up with a message naming it', async (variable, value) => {
     const dataDir = await makeDataDir();
-    const failure = await run(process.execPath, [path.join(ROOT, 'dist/rest-facade/main.js')], {
-      env: { PATH: process.env.PATH, CAIRN_DATA_DIR: dataDir, [variable]: value },
-    }).then(
-      () => null,
-      (error: { code: number; stderr: string }) => error,
-    );
-    expect(failure).not.toBeNull();
-    expect(failure!.code).toBe(2);
-    expect(failure!.stderr).toContain(variable);
-    expect(existsSync(path.join(dataDir, 'postgres'))).toBe(false);
+    try {
+      const failure = await run(process.execPath, [path.join(ROOT, 'dist/rest-facade/main.js')], {
+        env: { PATH: process.env.PATH, CAIRN_DATA_DIR: dataDir, [variable]: value },
+      }).then(
+        () => null,
+        (error: { code: number; stderr: string }) => error,
+      );
+      expect(failure).not.toBeNull();
+      expect(failure!.code).toBe(2);
+      expect(failure!.stderr).toContain(variable);
+      expect(existsSync(path.join(dataDir, 'postgres'))).toBe(false);
+    } finally {
+      await fs.rm(dataDir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -81,7 +81,16 @@ export class CairnServer {
     const port = previous?.port ?? (await freePort()); // a restart keeps its address, clients keep working
     const adminToken = previous?.adminToken ?? options.shareDatabaseWith?.adminToken;
     const server = new CairnServer(port, dataDir, databaseUrl, env, detached, adminToken);
-    await server.spawn(options.discardOutput ?? false);
+    try {
+      await server.spawn(options.discardOutput ?? false);
+    } catch (error) {
+      // A start that failed leaves nothing behind: no data dir or database of its own making.
+      if (!previous) {
+        if (!options.dataDir) await fs.rm(dataDir, { recursive: true, force: true }).catch(() => undefined);
+        if (databaseUrl && !shared) await dropTestDatabase(databaseUrl).catch(() => undefined);
+      }
+      throw error;
+    }
     return server;
   }
 
