@@ -188,6 +188,10 @@ describe('squash', () => {
     await repo.commit('squashy', 'alice one', { 'alice.txt': 'a1\n' }, alice);
     await repo.commit('squashy', 'bob one', { 'bob.txt': 'b1\n' }, bob);
     await repo.commit('squashy', 'contrib one', { 'shared.txt': 'one\ntwo\nthree\nfour\n' }, self);
+    // Trailers of a squashed commit go to the one block at the end (Bob's, a second time, once).
+    const paired =
+      'paired\n\nWritten together.\n\nCo-authored-by: Dana Dev <dana@example.test>\nco-authored-by: Bob Brown <BOB@example.test>';
+    await repo.commit('squashy', paired, { 'pair.txt': 'p\n' }, self);
     const head = await repo.commit('squashy', 'alice two', { 'alice.txt': 'a2\n' }, alice);
     await repo.push(['squashy']);
     const moved = await repo.commit('main', 'main moves', { 'main.txt': 'main\n' });
@@ -209,13 +213,19 @@ describe('squash', () => {
 
     const lines = tip!.body.split('\n');
     const bullets = lines.filter((line) => line.startsWith('* '));
-    expect(bullets).toEqual(['* alice one', '* bob one', '* contrib one', '* alice two']);
-    const coAuthors = lines.filter((line) => line.startsWith('Co-authored-by:'));
-    expect(coAuthors.sort()).toEqual(['Co-authored-by: Alice Anders <alice@example.test>', 'Co-authored-by: Bob Brown <bob@example.test>']);
+    expect(bullets).toEqual(['* alice one', '* bob one', '* contrib one', '* paired', '* alice two']);
+    expect(tip!.body).toContain('* paired\n\nWritten together.\n\n* alice two');
+    const coAuthors = [
+      'Co-authored-by: Alice Anders <alice@example.test>',
+      'Co-authored-by: Bob Brown <bob@example.test>',
+      'Co-authored-by: Dana Dev <dana@example.test>',
+    ];
+    expect(tip!.body.trim().split('\n\n').at(-1)!.split('\n').sort()).toEqual(coAuthors); // all of them, the last paragraph
+    expect(lines.filter((line) => /co-authored-by/i.test(line)).sort()).toEqual(coAuthors); // and nowhere else
     expect(tip!.body).not.toContain('contrib@example.test');
     // git itself reads them as trailers (the last paragraph of the message).
     const trailers = await repo.run(['log', '-1', '--format=%(trailers:key=Co-authored-by,valueonly)', tip!.sha]);
-    expect(trailers.split('\n').filter(Boolean).sort()).toEqual(['Alice Anders <alice@example.test>', 'Bob Brown <bob@example.test>']);
+    expect(trailers.split('\n').filter(Boolean).sort()).toEqual(coAuthors.map((line) => line.slice('Co-authored-by: '.length)));
 
     expect(await repo.fileAt('origin/main', 'alice.txt')).toBe('a2\n');
     expect(await repo.fileAt('origin/main', 'shared.txt')).toBe('one\ntwo\nthree\nfour\n');
@@ -236,6 +246,34 @@ describe('squash with commit_message', () => {
     const [tip] = await repo.history('origin/main', 1);
     expect(tip!.subject).toBe('One change');
     expect(tip!.body.trim()).toBe('Exactly this.');
+  });
+});
+
+describe('merge_method, GitHub name for method', () => {
+  test('merge_method alone chooses the method; two names that disagree, or a null, are 422 and change nothing', async () => {
+    const repo = await newRepo({ 'README.md': '# merge_method\n' });
+    await repo.commit('named', 'one', { 'a.txt': 'a\n' });
+    const head = await repo.commit('named', 'two', { 'b.txt': 'b\n' });
+    await repo.push(['named']);
+    const pr = await open(repo, { title: 'Named', head: 'named' });
+    await mergeableFor(repo, pr.number, head);
+    const base = await repo.remoteSha('main');
+
+    for (const [body, code] of [
+      [{ method: 'merge', merge_method: 'squash' }, 'invalid'],
+      [{ merge_method: null }, 'missing'],
+    ] as const) {
+      const refused = await merge(repo, pr.number, body);
+      expectError(refused, 422, 'validation_failed');
+      expect(refused.body.error.details).toEqual([expect.objectContaining({ field: 'merge_method', code })]);
+    }
+    expect(await repo.remoteSha('main')).toBe(base);
+
+    const res = await merge(repo, pr.number, { merge_method: 'squash', sha: head });
+    expect(res.status).toBe(200);
+    const [tip] = await repo.history('origin/main', 1);
+    expect(tip!.parents).toEqual([base]); // squashed: one parent, not a merge commit
+    expect(tip!.subject).toBe(`Named (#${pr.number})`);
   });
 });
 
@@ -390,6 +428,17 @@ describe('conflicts', () => {
       answers: { merge: refused, squash: refused, rebase: refused, none: refused },
       log: '',
     });
+  });
+
+  test('a file on one side where the other has a directory: the conflict names the path of the branches, not where git moved it', async () => {
+    const clash = await newRepo({ 'README.md': '# file or directory\n' });
+    await clash.commit('tree', 'x is a directory', { 'x/inside.txt': 'in\n' });
+    await clash.push(['tree']);
+    await clash.commit('main', 'x is a file', { x: 'a file\n' });
+    await clash.push(['main']);
+    const opened = await open(clash, { title: 'File or directory', head: 'tree' });
+    // git's merge moves the file aside to x~<commit>, a path in neither branch.
+    expect(await clash.mergeable(opened.number)).toMatchObject({ mergeable: false, mergeable_state: 'conflicting', conflicts: ['x'] });
   });
 
   test('a fix pushed to head makes it mergeable again (for the new head) and the merge works', async () => {

@@ -82,6 +82,9 @@ export type MergePullRequestInput = {
   commitMessage?: string | null | undefined;
   /** First line of the merge or squash commit message. */
   commitTitle?: string | null | undefined;
+  /** GitHub's name for method: the same field (give one, or both the same). */
+  mergeMethod?: MergeMethod | null | undefined;
+  /** How to merge; merge when neither this nor mergeMethod is given. */
   method?: MergeMethod | null | undefined;
   number: number;
   repositoryId: string;

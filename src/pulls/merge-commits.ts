@@ -101,17 +101,30 @@ async function squashCommit(dir: string, request: MergeRequest): Promise<string>
   });
 }
 
-/** The default rest of a squash message: every commit's message, then everyone else who wrote one, once each, as GitHub does. */
+/** A `Co-authored-by:` line of a commit message (git's trailer key is case-insensitive). */
+const CO_AUTHORED_BY = /^co-authored-by:[ \t]*(\S.*?)[ \t]*$/gim;
+
+/**
+ * The default rest of a squash message: every commit's message, then everyone else who wrote one,
+ * once each, as GitHub does — the commits' authors and the `Co-authored-by:` trailers their messages
+ * carried, gathered into one trailer block at the end, where git reads trailers (left in a
+ * commit's bullet, in the middle of the message, git would not see them).
+ */
 function squashBody(request: MergeRequest, commits: ReplayedCommit[]): string {
   const own = new Set([request.author.email, ...request.authorAddresses].map((address) => address.toLowerCase()));
   const coAuthors = new Map<string, string>();
-  for (const { signature: author } of commits) {
+  const credit = (who: string, email: string) => {
+    const key = email.toLowerCase();
+    if (!own.has(key) && !coAuthors.has(key)) coAuthors.set(key, `Co-authored-by: ${who}`);
+  };
+  const bullets = commits.map(({ signature: author, message: text }) => {
     // As git recorded them: these addresses were pushed by the people who wrote the commits.
-    const key = author.email.toLowerCase();
-    if (!own.has(key) && !coAuthors.has(key)) coAuthors.set(key, `Co-authored-by: ${author.name} <${author.email}>`);
-  }
-  const list = commits.map((commit) => `* ${commit.message}`).join('\n\n');
-  return [list, [...coAuthors.values()].join('\n')].filter(Boolean).join('\n\n');
+    credit(`${author.name} <${author.email}>`, author.email);
+    for (const [, who] of text.matchAll(CO_AUTHORED_BY)) credit(who!, /<([^>]*)>/.exec(who!)?.[1] ?? who!);
+    const rest = text.replace(CO_AUTHORED_BY, '').replace(/\n{3,}/g, '\n\n').trim();
+    return `* ${rest}`;
+  });
+  return [bullets.join('\n\n'), [...coAuthors.values()].join('\n')].filter(Boolean).join('\n\n');
 }
 
 /** Commits a rebase merge replays at most (each costs a few git processes): longer pull requests merge or squash. */

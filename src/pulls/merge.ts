@@ -27,6 +27,16 @@ function refuseUnmergeable(pr: { state: string; draft: boolean }): void {
   if (pr.draft) throw notMergeable('the pull request is a draft: mark it ready for review first');
 }
 
+/** `method`, or `mergeMethod` (GitHub's name for it): one field under two names, merge when neither is given. */
+function chosenMethod(input: MergePullRequestInput, problems: Problems): MergeMethod {
+  if (input.method === null) problems.add('method', 'missing', 'method cannot be null (leave it out for merge)');
+  if (input.mergeMethod === null) problems.add('mergeMethod', 'missing', 'merge_method cannot be null (leave it out for merge)');
+  if (input.method && input.mergeMethod && input.method !== input.mergeMethod) {
+    problems.add('mergeMethod', 'invalid', 'method and merge_method are one field under two names: give one, or both the same');
+  }
+  return input.method ?? input.mergeMethod ?? MergeMethod.MERGE;
+}
+
 /**
  * Merges a pull request, needing write access:
  *
@@ -52,7 +62,7 @@ export async function mergePullRequest(
   const repo = await deps.repositories.find(em, viewer, input.repositoryId, Permission.WRITE);
   const pr = await findPullRequest(em, repo, input.number);
   const problems = new Problems();
-  if (input.method === null) problems.add('method', 'missing', 'method cannot be null (leave it out for merge)');
+  const method = chosenMethod(input, problems);
   if (input.sha != null && !/^[0-9a-f]{40}$/i.test(input.sha)) problems.add('sha', 'invalid_format', 'sha must be a full commit sha');
   if (
     input.commitTitle != null &&
@@ -71,7 +81,7 @@ export async function mergePullRequest(
 
   const release = (await merging.acquire([{ key: viewer.userId, max: MERGES_PER_ACCOUNT }]))!;
   try {
-    return await merge(deps, viewer, repo, pr, input);
+    return await merge(deps, viewer, repo, pr, { ...input, method });
   } finally {
     release();
   }

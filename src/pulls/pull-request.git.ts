@@ -300,17 +300,39 @@ export interface MergeTreeResult {
 }
 
 /**
+ * The paths in conflict, from `merge-tree -z --name-only` output: the tree, the conflicted paths,
+ * an empty field, then the messages, each `<count> <paths…> <type> <text>`. A file/directory
+ * conflict lists the file under the name git moved it to in the merged tree (`x~<commit>`), a path
+ * in neither branch: its message names both, and the path of the branches is the one listed here.
+ */
+function conflictedPaths(output: string): string[] {
+  const fields = output.split('\0');
+  const end = fields.indexOf('', 1);
+  const paths = new Set(fields.slice(1, end === -1 ? undefined : end));
+  const movedFrom = new Map<string, string>();
+  for (let i = end + 1; end !== -1 && i < fields.length;) {
+    const count = Number(fields[i]);
+    if (!Number.isInteger(count) || count < 0) break;
+    const named = fields.slice(i + 1, i + 1 + count);
+    const type = fields[i + 1 + count];
+    if (type === 'CONFLICT (file/directory)' && named.length === 2) movedFrom.set(named[0]!, named[1]!);
+    i += count + 3;
+  }
+  return [...new Set([...paths].map((path) => movedFrom.get(path) ?? path))];
+}
+
+/**
  * Merges two commits without a working tree (`git merge-tree --write-tree`,
  * git ≥ 2.38): the merged tree, or the conflicting paths. Histories without
  * a common ancestor do not merge (as git refuses them): a conflict without paths.
  */
 export async function mergeTree(dir: string, ours: string, theirs: string): Promise<MergeTreeResult> {
-  const args = ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', ours, theirs];
+  const args = ['merge-tree', '--write-tree', '--name-only', '-z', ours, theirs];
   try {
     // Exit 0: merged, the output is the tree. Exit 1: conflicts, the tree (with markers) then the paths.
     const { stdout, code } = await runGitAccepting(args, [0, 1], { cwd: dir });
-    const [tree, ...paths] = stdout.split('\0').filter(Boolean);
-    return code === 0 ? { tree: tree!, conflicts: [] } : { tree: null, conflicts: [...new Set(paths)].slice(0, MAX_CONFLICTS) };
+    if (code === 0) return { tree: stdout.split('\0')[0]!, conflicts: [] };
+    return { tree: null, conflicts: conflictedPaths(stdout).slice(0, MAX_CONFLICTS) };
   } catch (error) {
     if (error instanceof GitCommandError && /unrelated histories/.test(error.stderr)) return { tree: null, conflicts: [] };
     throw error;

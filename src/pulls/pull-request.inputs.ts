@@ -48,8 +48,11 @@ export class UpdatePullRequestInput extends ItemEditInput {
 
 @InputType()
 export class MergePullRequestInput extends NumberedItemInput {
-  @Field(() => MergeMethod, { nullable: true, defaultValue: MergeMethod.MERGE })
+  @Field(() => MergeMethod, { nullable: true, description: 'How to merge; merge when neither this nor mergeMethod is given.' })
   method?: MergeMethod | null;
+
+  @Field(() => MergeMethod, { nullable: true, description: "GitHub's name for method: the same field (give one, or both the same)." })
+  mergeMethod?: MergeMethod | null;
 
   @Field(() => String, { nullable: true, description: 'Merge only if the head is still at this commit (else CONFLICT).' })
   sha?: string | null;
