@@ -105,6 +105,18 @@ function packOf(blobs: DistinctBlob[]): { commit: string; pack: AsyncGenerator<B
   return { commit: objectId('commit', commitBody), pack: pack() };
 }
 
+/** A POST to git's `service` at `url` as the token's holder, its body still to write, and its answer to come. */
+function gitService(url: string, token: string, service: 'receive-pack' | 'upload-pack') {
+  const request = http.request(url, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`x:${token}`).toString('base64')}`,
+      'content-type': `application/x-git-${service}-request`,
+    },
+  });
+  return { request, answered: once(request, 'response') as Promise<[http.IncomingMessage]> };
+}
+
 /** Pushes `commit` as the new branch main with its pack, as git's receive-pack protocol has it; returns the report. */
 async function pushPack(
   url: string,
@@ -112,14 +124,7 @@ async function pushPack(
   commit: string,
   pack: AsyncGenerator<Buffer>,
 ): Promise<{ status: number; report: string }> {
-  const request = http.request(url, {
-    method: 'POST',
-    headers: {
-      authorization: `Basic ${Buffer.from(`x:${token}`).toString('base64')}`,
-      'content-type': 'application/x-git-receive-pack-request',
-    },
-  });
-  const answered = once(request, 'response') as Promise<[http.IncomingMessage]>;
+  const { request, answered } = gitService(url, token, 'receive-pack');
   request.write(`${pktLine(`${'0'.repeat(40)} ${commit} refs/heads/main\0report-status\n`)}0000`);
   for await (const piece of pack) if (!request.write(piece)) await once(request, 'drain');
   request.end();
@@ -135,14 +140,7 @@ async function pushPack(
  * on that, and the bound under test is the server's.
  */
 async function fetchWhole(url: string, token: string, sha: string): Promise<{ packBytes: number; objects: number }> {
-  const request = http.request(url, {
-    method: 'POST',
-    headers: {
-      authorization: `Basic ${Buffer.from(`x:${token}`).toString('base64')}`,
-      'content-type': 'application/x-git-upload-pack-request',
-    },
-  });
-  const answered = once(request, 'response') as Promise<[http.IncomingMessage]>;
+  const { request, answered } = gitService(url, token, 'upload-pack');
   request.end(`${pktLine(`want ${sha} ofs-delta\n`)}0000${pktLine('done\n')}`);
   const [answer] = await answered;
   expect(answer.statusCode).toBe(200);
