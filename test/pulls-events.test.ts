@@ -513,6 +513,36 @@ test('one push that merges the head into main and moves the head too: merged, it
   expect((await alice.get(`${pull}/files`)).body.data.map((f: any) => f.filename)).toEqual(['h1.txt', 'h2.txt']);
 });
 
+test("a head force-pushed onto base's tip has no commits left: closed by the pusher, never merged", async () => {
+  const repo = await makeRepo('emptied', { 'README.md': '# emptied\n' });
+  await repo.commit('emptied', 'e1', { 'e1.txt': '1\n' });
+  await repo.push(['emptied'], bob);
+  const opened = (await repo.open({ title: 'Emptied', head: 'emptied' }, bob)).body;
+  const main = (await repo.remoteSha('main'))!;
+
+  const before = await lastEventId(server);
+  await repo.push(['main:emptied'], bob, ['--force']); // nothing of the pull request landed in main
+  const events = await eventsOf(server, repo.id, before);
+  expect(kinds(events).filter((k) => k.startsWith('pull_request'))).toEqual(['pull_request.updated', 'pull_request.closed']);
+  const after = (await repo.get(opened.number)).body;
+  expect(after).toMatchObject({
+    state: 'closed',
+    merged: false,
+    merged_at: null,
+    merged_by: null,
+    merge_commit_sha: null,
+    closed_at: expect.any(String),
+    head: { sha: main },
+    commits: 0,
+  });
+  const closed = events.find((e) => e.type === 'pull_request' && e.action === 'closed')!;
+  expectPullPayload(closed.payload, { action: 'closed', after, repository: await repositoryRef(repo.id), sender: ref(bob) });
+  expect((await bob.get(`/repos/${repo.id}`)).body.open_pulls_count).toBe(0);
+  const reopen = await bob.patch(`/repos/${repo.id}/pulls/${opened.number}`, { state: 'open' });
+  expect(reopen.status).toBe(422);
+  expect(reopen.body.error.details).toEqual([expect.objectContaining({ field: 'head', code: 'no_commits' })]);
+});
+
 describe('deleted branches', () => {
   test('deleting the head closes the pull request, which cannot be reopened', async () => {
     const repo = await makeRepo('gone-head', { 'README.md': '# gone\n' });

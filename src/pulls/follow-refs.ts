@@ -87,7 +87,11 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
         }
         continue;
       }
-      const merging = merged.has(pr.id);
+      // Its head inside its base merges it when its own commits landed there. A head moved into base
+      // (force-pushed onto base's tip, say) whose earlier commits did not land has none left: closed.
+      const headMoved = headTip !== null && headTip !== pr.headSha;
+      const merging = merged.has(pr.id) && (!headMoved || (await isAncestor(dir, pr.headSha, baseTip!)));
+      const emptied = merged.has(pr.id) && !merging;
       if (headTip && headTip !== pr.headSha) {
         // A pull request being merged keeps its old base: its commits are counted against it.
         const against = merging || !baseTip ? pr.baseSha : baseTip;
@@ -108,10 +112,10 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
         const by = moved.has(pr.baseRef) ? actorOf(pr.baseRef) : actorOf(pr.headRef);
         await markMerged(pr, await userOf(by), baseTip!, now);
         await record('merged', by);
-      } else if (!headTip || !baseTip) {
+      } else if (!headTip || !baseTip || emptied) {
         pr.state = PullRequestState.CLOSED;
         pr.closedAt = pr.updatedAt = now;
-        await record('closed', actorOf(headTip ? pr.baseRef : pr.headRef));
+        await record('closed', actorOf(headTip && !emptied ? pr.baseRef : pr.headRef)); // whoever moved the branch that closed it
       } else if (baseTip !== pr.baseSha) {
         pr.baseSha = baseTip;
       }
