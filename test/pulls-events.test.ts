@@ -585,6 +585,35 @@ describe('deleted branches', () => {
     await expectDelivered(events);
   });
 
+  test("a stack: once A is merged and its branch deleted, B (based on A's branch) moves onto the default branch, still open", async () => {
+    const repo = await makeRepo('stacked', { 'README.md': '# stacked\n' });
+    const repository = await repositoryRef(repo.id);
+    await repo.commit('stack-a', 'a', { 'a.txt': 'a\n' });
+    await repo.checkout('stack-b', 'stack-a');
+    const b1 = await repo.commit('stack-b', 'b', { 'b.txt': 'b\n' });
+    await repo.push(['stack-a', 'stack-b'], bob);
+    const a = (await repo.open({ title: 'A', head: 'stack-a' }, bob)).body.number;
+    const b = (await repo.open({ title: 'B', head: 'stack-b', base: 'stack-a' }, bob)).body;
+    expect((await repo.owner.put(`/repos/${repo.id}/pulls/${a}/merge`, {})).status).toBe(200);
+    const main = (await repo.remoteSha('main'))!;
+
+    const before = await lastEventId(server);
+    await repo.push(['stack-a'], bob, ['--delete']);
+    const events = await eventsOf(server, repo.id, before);
+    expect(kinds(events)).toEqual(['push', 'branch_delete', 'pull_request.updated']);
+    const after = (await repo.get(b.number)).body;
+    expect(after).toMatchObject({ state: 'open', base: { ref: 'main', sha: main }, head: { sha: b1 }, commits: 1 });
+    expectPullPayload(events[2]!.payload, {
+      action: 'updated',
+      after,
+      repository,
+      sender: ref(bob),
+      changes: { base: { ref: { from: 'stack-a' }, sha: { from: b.base.sha } } },
+    });
+    expect((await repo.mergeable(b.number)).mergeable).toBe(true);
+    expect((await repo.owner.put(`/repos/${repo.id}/pulls/${b.number}/merge`, {})).status).toBe(200);
+  });
+
   test('deleting a non-default base closes the pull requests into it', async () => {
     const repo = await makeRepo('gone-base', { 'README.md': '# gone\n' });
     const repository = await repositoryRef(repo.id);

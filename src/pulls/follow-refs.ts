@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { User } from '../auth/user.entity.js';
+import type { Changes } from '../events/event-map.js';
 import type { EventRecorder } from '../events/event-recorder.js';
 import { isAncestor } from '../git/commits.js';
 import type { DescribedUpdate, GitActor } from '../git/refs/push-events.js';
@@ -92,6 +93,7 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
       const headMoved = headTip !== null && headTip !== pr.headSha;
       const merging = merged.has(pr.id) && (!headMoved || (await isAncestor(dir, pr.headSha, baseTip!)));
       const emptied = merged.has(pr.id) && !merging;
+      let retargeted: Retargeted | null = null;
       if (headTip && headTip !== pr.headSha) {
         // A pull request being merged keeps its old base: its commits are counted against it.
         const against = merging || !baseTip ? pr.baseSha : baseTip;
@@ -112,6 +114,15 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
         const by = moved.has(pr.baseRef) ? actorOf(pr.baseRef) : actorOf(pr.headRef);
         await markMerged(pr, await userOf(by), baseTip!, now);
         await record('merged', by);
+      } else if (headTip && !baseTip && (retargeted = await retargetStacked(tx, dir, pr, change.repository.defaultBranch, tip))) {
+        // A stacked pull request whose base was merged and deleted: on the default branch now, as GitHub does.
+        await events.record(tx, {
+          type: 'pull_request',
+          action: 'updated',
+          repository: change.repository,
+          actor: actorOf(retargeted.base.ref.from),
+          fields: { number: pr.number, pull_request: pullRequestPayload(pr), changes: retargeted },
+        });
       } else if (!headTip || !baseTip || emptied) {
         pr.state = PullRequestState.CLOSED;
         pr.closedAt = pr.updatedAt = now;
@@ -175,4 +186,38 @@ function markMerged(pr: PullRequest, by: User, mergeCommit: string, now: Date): 
   pr.mergedAt = pr.closedAt = pr.updatedAt = now;
   pr.mergedBy = by;
   pr.mergeCommitSha = mergeCommit;
+}
+
+/** What a retarget changed, as `changes` of the `updated` event. */
+type Retargeted = { base: { ref: { from: string }; sha: { from: string } } } & Changes;
+
+/**
+ * A pull request whose base branch was deleted after that branch's own pull request merged (a
+ * stack: B based on A's branch, A merged, A's branch deleted) moves onto the default branch, when
+ * that exists, is not its head, still lacks some of its commits, and has no other open pull request
+ * from the same head. Otherwise it is closed, as any pull request whose base is deleted.
+ */
+async function retargetStacked(
+  tx: EntityManager,
+  dir: string,
+  pr: PullRequest,
+  defaultBranch: string,
+  tip: (branch: string) => string | null,
+): Promise<Retargeted | null> {
+  const defaultTip = tip(defaultBranch);
+  if (!defaultTip || defaultBranch === pr.headRef || defaultBranch === pr.baseRef) return null;
+  const [stacked] = await tx.execute<{ merged: boolean; taken: boolean }[]>(
+    `select exists (select 1 from pull_requests where repository_id = ? and head_ref = ? and state = 'merged') as merged,
+            exists (select 1 from pull_requests where repository_id = ? and head_ref = ? and base_ref = ? and state = 'open') as taken`,
+    [pr.repository.id, pr.baseRef, pr.repository.id, pr.headRef, defaultBranch],
+  );
+  if (!stacked?.merged || stacked.taken) return null;
+  const commits = await countCommits(dir, defaultTip, pr.headSha);
+  if (commits === 0) return null;
+  const changes = { base: { ref: { from: pr.baseRef }, sha: { from: pr.baseSha } } };
+  pr.baseRef = defaultBranch;
+  pr.baseSha = defaultTip;
+  pr.commitsCount = commits;
+  pr.updatedAt = new Date();
+  return changes;
 }
