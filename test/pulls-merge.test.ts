@@ -278,6 +278,29 @@ describe('merge_method, GitHub name for method', () => {
 });
 
 describe('rebase', () => {
+  test('a commit already cherry-picked into base is dropped, as git rebase drops it; an empty commit is kept', async () => {
+    const repo = await newRepo({ 'README.md': '# picked\n' });
+    const picked = await repo.commit('picky', 'picked early', { 'p.txt': 'p\n' });
+    await repo.run(['commit', '--quiet', '--allow-empty', '-m', 'empty on purpose']);
+    const head = await repo.commit('picky', 'not picked', { 'q.txt': 'q\n' });
+    await repo.push(['picky']);
+    await repo.checkout('main');
+    await repo.run(['cherry-pick', picked]); // the same change, another commit
+    await repo.commit('main', 'main moves', { 'm.txt': 'm\n' });
+    await repo.push(['main']);
+    const base = (await repo.remoteSha('main'))!;
+    const pr = await open(repo, { title: 'Picky', head: 'picky' });
+    expect((await mergeableFor(repo, pr.number, head)).mergeable).toBe(true);
+
+    const res = await merge(repo, pr.number, { method: 'rebase' });
+    expect(res.status).toBe(200);
+    const history = await repo.history('origin/main', 3);
+    expect(history.map((commit) => commit.subject)).toEqual(['not picked', 'empty on purpose', 'main moves']);
+    expect(history[2]!.sha).toBe(base);
+    expect(await repo.fileAt('origin/main', 'p.txt')).toBe('p\n');
+    expect(await repo.fileAt('origin/main', 'q.txt')).toBe('q\n');
+  });
+
   test('each commit replayed in order onto the moved base, keeping author, author date and message', async () => {
     const repo = await newRepo({ 'README.md': '# rebase\n', 'lib.txt': 'lib 1\n', 'other.txt': 'other 1\n' });
     const rita = { name: 'Rita Rebase', email: 'rita@example.test', date: FIXED_DATE };

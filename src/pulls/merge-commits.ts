@@ -121,10 +121,19 @@ function squashBody(request: MergeRequest, commits: ReplayedCommit[]): string {
     // As git recorded them: these addresses were pushed by the people who wrote the commits.
     credit(`${author.name} <${author.email}>`, author.email);
     for (const [, who] of text.matchAll(CO_AUTHORED_BY)) credit(who!, /<([^>]*)>/.exec(who!)?.[1] ?? who!);
-    const rest = text.replace(CO_AUTHORED_BY, '').replace(/\n{3,}/g, '\n\n').trim();
+    const rest = text
+      .replace(CO_AUTHORED_BY, '')
+      .replace(/\n{3,}/g, '\n\n')
+      .trim();
     return `* ${rest}`;
   });
   return [bullets.join('\n\n'), [...coAuthors.values()].join('\n')].filter(Boolean).join('\n\n');
+}
+
+/** Whether a commit changes nothing against its first parent. */
+async function wasEmpty(dir: string, commit: ReplayedCommit): Promise<boolean> {
+  const parentTree = (await runGit(['rev-parse', '--verify', `${commit.parents[0]}^{tree}`], { cwd: dir })).stdout.trim();
+  return parentTree === commit.tree;
 }
 
 /** Commits a rebase merge replays at most (each costs a few git processes): longer pull requests merge or squash. */
@@ -169,10 +178,14 @@ async function rebaseCommits(dir: string, request: MergeRequest): Promise<string
       const merged = await mergeTree(dir, standIn, commit.sha);
       if (!merged.tree) throw new NotMergeable(`commit ${commit.sha.slice(0, 12)} does not apply onto the base branch`);
       tree = merged.tree;
+      // Its change is already in base (cherry-picked there, say): git rebase drops it, and so does this.
+      // A commit that was empty to begin with is kept, as git rebase keeps it.
+      if (tree === tipTree && !(await wasEmpty(dir, commit))) continue;
     }
     tip = await writeCommit(dir, { tree, parents: [tip], author: commit.author, committer, message: commit.message });
     tipTree = tree;
   }
+  if (tip === request.base) throw new NotMergeable('every commit of the pull request is already in the base branch: close it');
   return tip;
 }
 
