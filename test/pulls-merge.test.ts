@@ -589,6 +589,32 @@ describe('concurrency', () => {
     expect((await repo.get(pr.number)).body).toMatchObject({ state: 'merged', merge_commit_sha: ok[0]!.body.sha });
   });
 
+  test('merges of different pull requests into one base, issued together without sha: each lands (built again on the moved base), no 409', async () => {
+    const repo = await newRepo({ 'README.md': '# together\n' });
+    const heads: string[] = [];
+    for (const i of [1, 2, 3]) {
+      heads.push(await repo.commit(`together-${i}`, `together ${i}`, { [`t${i}.txt`]: `${i}\n` }));
+      await repo.checkout('main');
+    }
+    await repo.push(['together-1', 'together-2', 'together-3']);
+    const prs = [];
+    for (const [i, head] of heads.entries()) {
+      const pr = await open(repo, { title: `Together ${i + 1}`, head: `together-${i + 1}` });
+      expect((await mergeableFor(repo, pr.number, head)).mergeable).toBe(true);
+      prs.push(pr);
+    }
+    const before = await lastEventId(server);
+
+    const results = await Promise.all(prs.map((pr, i) => merge(repo, pr.number, { method: ['merge', 'squash', 'rebase'][i] })));
+    expect(results.map((res) => res.status)).toEqual([200, 200, 200]);
+    await repo.run(['fetch', '--quiet', 'origin']);
+    for (const res of results) expect(await isAncestor(repo, res.body.sha, 'origin/main')).toBe(true);
+    for (const i of [1, 2, 3]) expect(await repo.fileAt('origin/main', `t${i}.txt`)).toBe(`${i}\n`);
+    const events = await eventsOf(server, repo.id, before);
+    expect(pushesTo(events, 'refs/heads/main')).toHaveLength(3);
+    expect(mergedEvents(events)).toHaveLength(3);
+  });
+
   test('a merge racing a git push to base: never both lost, everything reported successful is on main', async () => {
     const repo = await newRepo({ 'README.md': '# merge vs push\n' });
     // The merge starts at once, or later by a share of how long a push takes, so that both orders happen.

@@ -87,32 +87,80 @@ export async function mergePullRequest(
   }
 }
 
+/** How many times a merge is built when the base keeps moving under it (each a build on the new base). */
+const MERGE_ATTEMPTS = 3;
+
+/** The base branch moved between building a merge and swapping it in; the head did not. */
+class BaseMoved extends Error {
+  constructor(readonly baseSha: string) {
+    super('the base branch moved while the merge was prepared; nothing was written');
+  }
+}
+
+type PullToMerge = Awaited<ReturnType<typeof findPullRequest>>;
+type Who = { name: string; email: string };
+
 /** Steps 1-3, in one of the account's merge slots. */
 async function merge(
   deps: PullDeps,
   viewer: Principal,
   repo: { id: string },
-  pr: Awaited<ReturnType<typeof findPullRequest>>,
+  pr: PullToMerge,
   input: MergePullRequestInput,
 ): Promise<MergeResult> {
-  const { git, refs, log } = deps;
   const started = performance.now();
   // Users appear in commits by login and commit email (public or no-reply), never their private account email.
   const merger = { name: viewer.login, email: viewer.gitEmail };
-  const author = commitSignature(pr.user, deps.baseUrl);
-  const { baseSha: base, headSha: head, baseRef } = pr;
-  let sha: string;
+  let base = pr.baseSha;
+  for (let attempt = 1; ; attempt++) {
+    const sha = await build(deps, repo, pr, input, base, merger);
+    const built = performance.now();
+    try {
+      await swap(deps, viewer, repo, pr, base, sha, merger);
+    } catch (error) {
+      // Another merge (or a push) moved the base between the build and the swap: built again on the
+      // new base while the pull request still merges cleanly there (a conflict there is 405), not a
+      // 409 the client could do nothing about. The head stood still: what the client asked for holds.
+      if (!(error instanceof BaseMoved)) throw error;
+      if (attempt === MERGE_ATTEMPTS) throw conflict(error.message);
+      base = error.baseSha;
+      continue;
+    }
+    deps.log.info(
+      {
+        repositoryId: repo.id,
+        number: pr.number,
+        method: input.method ?? MergeMethod.MERGE,
+        attempts: attempt,
+        buildMs: Math.round(built - started),
+        recordMs: Math.round(performance.now() - built),
+      },
+      'pull request merged',
+    );
+    return { merged: true, sha, message: 'Pull request successfully merged' };
+  }
+}
+
+/** Step 1: the merge's commit(s) on `base`, objects only; NOT_MERGEABLE when they cannot be made. */
+async function build(
+  deps: PullDeps,
+  repo: { id: string },
+  pr: PullToMerge,
+  input: MergePullRequestInput,
+  base: string,
+  merger: Who,
+): Promise<string> {
   try {
-    sha = await buildMerge(git.pathFor(repo.id), {
+    return await buildMerge(deps.git.pathFor(repo.id), {
       method: input.method ?? MergeMethod.MERGE,
       base,
-      head,
+      head: pr.headSha,
       number: pr.number,
       title: pr.title,
       headRef: pr.headRef,
       commitTitle: input.commitTitle,
       commitMessage: input.commitMessage,
-      author,
+      author: commitSignature(pr.user, deps.baseUrl),
       authorAddresses: [pr.user.email, noreplyEmail(pr.user, deps.baseUrl)],
       merger,
     });
@@ -120,10 +168,21 @@ async function merge(
     if (error instanceof NotMergeable) throw notMergeable(`the pull request cannot be merged: ${error.message}`);
     throw error;
   }
+}
 
-  const built = performance.now();
+/** Steps 2-3: the base branch swapped from `base` to `sha` by the one ref path; BaseMoved when base is elsewhere now. */
+async function swap(
+  deps: PullDeps,
+  viewer: Principal,
+  repo: { id: string },
+  pr: PullToMerge,
+  base: string,
+  sha: string,
+  merger: Who,
+): Promise<void> {
+  const { headSha: head, baseRef } = pr;
   const note: MergeNote = { merge: { pullRequestId: pr.id, sha } };
-  const outcome = await refs.update({
+  const outcome = await deps.refs.update({
     repositoryId: repo.id,
     actor: { id: viewer.userId, ...merger, login: viewer.login },
     waitMs: MERGE_LOCK_WAIT_MS,
@@ -138,22 +197,12 @@ async function merge(
       );
       if (!now) throw conflict('the pull request was deleted');
       refuseUnmergeable(now);
-      if (now.head_sha !== head || now.base_ref !== baseRef || now.base_sha !== base) {
+      if (now.head_sha !== head || now.base_ref !== baseRef) {
         throw conflict('the head or base branch moved while the merge was prepared; nothing was written');
       }
+      if (now.base_sha !== base) throw new BaseMoved(now.base_sha);
       return [{ ref: `refs/heads/${baseRef}`, before: base, after: sha }];
     },
   });
   if (!outcome) throw conflict('another change to this repository is still running; try again');
-  log.info(
-    {
-      repositoryId: repo.id,
-      number: pr.number,
-      method: input.method ?? MergeMethod.MERGE,
-      buildMs: Math.round(built - started),
-      recordMs: Math.round(performance.now() - built),
-    },
-    'pull request merged',
-  );
-  return { merged: true, sha, message: 'Pull request successfully merged' };
 }
