@@ -394,10 +394,10 @@ describe('one account cannot monopolise pushes; ref names git accepts but nobody
     const stalled = Array.from({ length: 8 }, () => stalledPush('crowded', alice.token));
     try {
       await until(async () => (await gitChildren(server.process!.pid!)).length > 0);
-      // The other seven in line for the lock: a fixed pause, since nothing outside the service shows
-      // a push waiting in its in-memory line (no log, metric, row or connection of its own; the
-      // ninth push is the only probe, and it must come after all eight are counted).
-      await sleep(200);
+      // All eight counted against the account (one holding the lock, seven in line for it) before
+      // the ninth push, the probe, comes.
+      const inFlight = async () => /^cairn_git_pushes_in_flight (\d+)$/m.exec(await (await fetch(`${server.url}/metrics`)).text())?.[1];
+      expect(await until(async () => (await inFlight()) === '8')).toBe(true);
       // ...in memory: none of them holds a database connection polling for it. The holder's own
       // connection may still show the statement that took the lock, until its push uses it again.
       const polling = await query<{ n: number }>(

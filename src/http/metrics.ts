@@ -47,6 +47,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly gitPushesInFlight = new Gauge({
+    name: 'cairn_git_pushes_in_flight',
+    help: 'Pushes this process has accepted and not yet answered, those waiting for their repository included',
+    registers: [this.registry],
+  });
+
   readonly gitDuration = new Histogram({
     name: 'cairn_git_request_duration_seconds',
     help: 'Duration of git fetch and push exchanges, from request to the end of the response',

@@ -112,7 +112,11 @@ async function handle(
         new DomainError('RATE_LIMITED', 'Too many pushes in progress from this account; try again when they have finished.'),
       );
     }
-    return hosting.track(receivePack(services, hosting, req, res, access.repo, access.viewer!, gitProtocol, exchange)).finally(pushDone);
+    metrics.gitPushesInFlight.inc();
+    return hosting.track(receivePack(services, hosting, req, res, access.repo, access.viewer!, gitProtocol, exchange)).finally(() => {
+      pushDone();
+      metrics.gitPushesInFlight.dec();
+    });
   }
 
   return serveFetch(services, hosting, req, res, pace, exchange, {
