@@ -3,6 +3,22 @@ import { FairSlots, mapLimit, SharedSlots } from '../../src/git/concurrency.js';
 /** Lets every pending promise callback run (grants are resolved promises, not timers). */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** Work that yields once while it runs; `peak`: the most of its calls that were running at once. */
+function overlapping() {
+  let running = 0;
+  const work = {
+    peak: 0,
+    run: async <T>(result?: T): Promise<T | undefined> => {
+      running++;
+      work.peak = Math.max(work.peak, running);
+      await settle();
+      running--;
+      return result;
+    },
+  };
+  return work;
+}
+
 /** A promise to resolve by hand. */
 interface Gate {
   promise: Promise<void>;
@@ -24,19 +40,13 @@ describe('mapLimit', () => {
   });
 
   test('never runs more than `limit` at once, and does run that many', async () => {
-    let running = 0;
-    let peak = 0;
+    const work = overlapping();
     await mapLimit(
       Array.from({ length: 20 }, (_, i) => i),
       3,
-      async () => {
-        running++;
-        peak = Math.max(peak, running);
-        await settle();
-        running--;
-      },
+      () => work.run(),
     );
-    expect(peak).toBe(3);
+    expect(work.peak).toBe(3);
   });
 
   test('a limit above the number of items starts each item once', async () => {
@@ -192,38 +202,17 @@ describe('SharedSlots', () => {
 describe('FairSlots', () => {
   test('runs at most `size` pieces of work at once, and returns their results', async () => {
     const slots = new FairSlots(2);
-    let running = 0;
-    let peak = 0;
-    const results = await Promise.all(
-      Array.from({ length: 8 }, (_, i) =>
-        slots.run(`key-${i}`, async () => {
-          running++;
-          peak = Math.max(peak, running);
-          await settle();
-          running--;
-          return i;
-        }),
-      ),
-    );
+    const work = overlapping();
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => slots.run(`key-${i}`, () => work.run(i))));
     expect(results).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
-    expect(peak).toBe(2);
+    expect(work.peak).toBe(2);
   });
 
   test('a key holds at most one slot at a time, even with slots free', async () => {
     const slots = new FairSlots(4);
-    let running = 0;
-    let peak = 0;
-    await Promise.all(
-      Array.from({ length: 5 }, () =>
-        slots.run('one-account', async () => {
-          running++;
-          peak = Math.max(peak, running);
-          await settle();
-          running--;
-        }),
-      ),
-    );
-    expect(peak).toBe(1);
+    const work = overlapping();
+    await Promise.all(Array.from({ length: 5 }, () => slots.run('one-account', () => work.run())));
+    expect(work.peak).toBe(1);
   });
 
   test('round robin: a key that queued much does not make another wait for more than one piece of its work', async () => {

@@ -28,6 +28,44 @@ function apply(recorded: Map<string, string>, updates: Array<{ ref: string; befo
 }
 
 describe('planRefUpdates', () => {
+  test('the usual case: the report is the plan', () => {
+    const plan = planRefUpdates(
+      refs({ 'refs/heads/main': A }),
+      [line('refs/heads/main', A, B), line('refs/heads/new', ZERO, B)],
+      refs({ 'refs/heads/main': B, 'refs/heads/new': B }),
+      'push',
+    );
+    expect(plan.updates).toEqual([
+      { ref: 'refs/heads/main', before: A, after: B, cause: 'push' },
+      { ref: 'refs/heads/new', before: ZERO, after: B, cause: 'push' },
+    ]);
+    expect([...plan.previousTips]).toEqual([A]);
+  });
+
+  test('no report (receive-pack died after moving refs): the difference with the disk is the push', () => {
+    const plan = planRefUpdates(refs({ 'refs/heads/main': A, 'refs/tags/old': C }), [], refs({ 'refs/heads/main': B }), 'push');
+    expect(plan.updates).toEqual([
+      { ref: 'refs/heads/main', before: A, after: B, cause: 'push' },
+      { ref: 'refs/tags/old', before: C, after: ZERO, cause: 'push' },
+    ]);
+  });
+
+  test('a report whose old value was never recorded: the gap is announced first, as an outside change', () => {
+    const plan = planRefUpdates(refs({ 'refs/heads/main': A }), [line('refs/heads/main', C, D)], refs({ 'refs/heads/main': D }), 'push');
+    expect(plan.updates).toEqual([
+      { ref: 'refs/heads/main', before: A, after: C, cause: 'outside' },
+      { ref: 'refs/heads/main', before: C, after: D, cause: 'push' },
+    ]);
+    expect(new Set(plan.previousTips)).toEqual(new Set([A, C]));
+  });
+
+  test('reconciliation (no pusher): everything is an outside change; nothing to do when nothing differs', () => {
+    expect(planRefUpdates(refs({ 'refs/heads/main': A }), [], refs({ 'refs/heads/main': A }), 'outside').updates).toEqual([]);
+    expect(planRefUpdates(refs({}), [], refs({ 'refs/heads/x': A }), 'outside').updates).toEqual([
+      { ref: 'refs/heads/x', before: ZERO, after: A, cause: 'outside' },
+    ]);
+  });
+
   test('a deletion is a push update to zero, and the deleted tip is a previous tip', () => {
     const recorded = refs({ 'refs/heads/main': A, 'refs/heads/gone': B });
     const plan = planRefUpdates(recorded, [line('refs/heads/gone', B, ZERO)], refs({ 'refs/heads/main': A }), 'push');
@@ -138,6 +176,13 @@ describe('parseReport', () => {
     ['a bare refs/', `${A} ${B} refs/`],
   ])('ignores %s', (_what, text) => {
     expect(parseReport(text)).toEqual([]);
+  });
+
+  test('malformed lines among good ones are skipped, the good ones kept', () => {
+    expect(parseReport(`${A} ${B} refs/heads/main\nnonsense\n${A} ${B}\n${A} ${B} HEAD\n${ZERO} ${C} refs/tags/v1\n`)).toEqual([
+      { before: A, after: B, ref: 'refs/heads/main' },
+      { before: ZERO, after: C, ref: 'refs/tags/v1' },
+    ]);
   });
 });
 
