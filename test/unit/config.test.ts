@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from '../../src/config.js';
+import { configRefusal } from './config-refusal.js';
 
 /**
  * Configuration (README "Configuration"): durations take ms, s, m, h or d (`10s`, `7d`, fractions
@@ -6,15 +7,6 @@ import { ConfigError, loadConfig } from '../../src/config.js';
  * parseDuration and parseSize are not exported: they are tested through loadConfig, which takes
  * the environment as an argument.
  */
-function refusal(env: Record<string, string>): ConfigError | undefined {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error;
-    throw error;
-  }
-  return undefined;
-}
 
 describe('durations', () => {
   const timeout = (value: string) => loadConfig({ CAIRN_WEBHOOK_TIMEOUT: value }).webhookTimeoutMs;
@@ -36,7 +28,7 @@ describe('durations', () => {
   test.each(['10', '10 s', '10S', '1.s', '.5s', '-1s', '+1s', '1e3ms', '10sec', '1w', '0s', '0ms', '0.0004ms', 's', '1s2'])(
     '%j is refused',
     (value) => {
-      expect(refusal({ CAIRN_WEBHOOK_TIMEOUT: value })).toMatchObject({ variable: 'CAIRN_WEBHOOK_TIMEOUT' });
+      expect(configRefusal({ CAIRN_WEBHOOK_TIMEOUT: value })).toMatchObject({ variable: 'CAIRN_WEBHOOK_TIMEOUT' });
     },
   );
 
@@ -62,23 +54,23 @@ describe('durations', () => {
 
   test('bounded durations: at their bound accepted, past it refused', () => {
     expect(loadConfig({ CAIRN_GIT_TIMEOUT: '1d' }).gitBounds.timeoutMs).toBe(86_400_000);
-    expect(refusal({ CAIRN_GIT_TIMEOUT: '25h' })).toMatchObject({ variable: 'CAIRN_GIT_TIMEOUT' });
+    expect(configRefusal({ CAIRN_GIT_TIMEOUT: '25h' })).toMatchObject({ variable: 'CAIRN_GIT_TIMEOUT' });
     expect(loadConfig({ CAIRN_GIT_PUSH_TIMEOUT: '7d' }).gitBounds.pushTimeoutMs).toBe(7 * 86_400_000);
-    expect(refusal({ CAIRN_GIT_PUSH_TIMEOUT: '169h' })).toMatchObject({ variable: 'CAIRN_GIT_PUSH_TIMEOUT' });
+    expect(configRefusal({ CAIRN_GIT_PUSH_TIMEOUT: '169h' })).toMatchObject({ variable: 'CAIRN_GIT_PUSH_TIMEOUT' });
     expect(loadConfig({ CAIRN_DATABASE_TIMEOUT: '10m' }).databaseTimeoutMs).toBe(600_000);
-    expect(refusal({ CAIRN_DATABASE_TIMEOUT: '601s' })).toMatchObject({ variable: 'CAIRN_DATABASE_TIMEOUT' });
+    expect(configRefusal({ CAIRN_DATABASE_TIMEOUT: '601s' })).toMatchObject({ variable: 'CAIRN_DATABASE_TIMEOUT' });
   });
 
   test('CAIRN_LOCK_LEASE is 3s to 1h', () => {
     expect(loadConfig({ CAIRN_LOCK_LEASE: '3s' }).lockLeaseMs).toBe(3_000);
     expect(loadConfig({ CAIRN_LOCK_LEASE: '1h' }).lockLeaseMs).toBe(3_600_000);
-    expect(refusal({ CAIRN_LOCK_LEASE: '2999ms' })).toMatchObject({ variable: 'CAIRN_LOCK_LEASE' });
-    expect(refusal({ CAIRN_LOCK_LEASE: '61m' })).toMatchObject({ variable: 'CAIRN_LOCK_LEASE' });
+    expect(configRefusal({ CAIRN_LOCK_LEASE: '2999ms' })).toMatchObject({ variable: 'CAIRN_LOCK_LEASE' });
+    expect(configRefusal({ CAIRN_LOCK_LEASE: '61m' })).toMatchObject({ variable: 'CAIRN_LOCK_LEASE' });
   });
 
   test('CAIRN_GIT_PACE_WINDOW is at least 1s', () => {
     expect(loadConfig({ CAIRN_GIT_PACE_WINDOW: '1s' }).gitPaceWindowMs).toBe(1_000);
-    expect(refusal({ CAIRN_GIT_PACE_WINDOW: '999ms' })).toMatchObject({ variable: 'CAIRN_GIT_PACE_WINDOW' });
+    expect(configRefusal({ CAIRN_GIT_PACE_WINDOW: '999ms' })).toMatchObject({ variable: 'CAIRN_GIT_PACE_WINDOW' });
   });
 });
 
@@ -99,12 +91,12 @@ describe('sizes', () => {
   });
 
   test.each(['0', '0k', '1.5g', '-1m', '2t', 'big', 'k'])('%j is refused', (value) => {
-    expect(refusal({ CAIRN_GIT_MAX_PUSH_SIZE: value })).toMatchObject({ variable: 'CAIRN_GIT_MAX_PUSH_SIZE' });
+    expect(configRefusal({ CAIRN_GIT_MAX_PUSH_SIZE: value })).toMatchObject({ variable: 'CAIRN_GIT_MAX_PUSH_SIZE' });
   });
 
   test('CAIRN_GIT_MEMORY_LIMIT is at least 64m', () => {
     expect(loadConfig({ CAIRN_GIT_MEMORY_LIMIT: '64m' }).gitBounds.memoryBytes).toBe(64 * 1024 ** 2);
-    expect(refusal({ CAIRN_GIT_MEMORY_LIMIT: '65535k' })).toMatchObject({ variable: 'CAIRN_GIT_MEMORY_LIMIT' });
+    expect(configRefusal({ CAIRN_GIT_MEMORY_LIMIT: '65535k' })).toMatchObject({ variable: 'CAIRN_GIT_MEMORY_LIMIT' });
   });
 });
 
@@ -112,41 +104,41 @@ describe('other values', () => {
   test('PORT is 0-65535, digits only', () => {
     expect(loadConfig({ PORT: '0' }).port).toBe(0);
     expect(loadConfig({ PORT: '65535' }).port).toBe(65535);
-    for (const port of ['65536', '-1', '80.5', '0x50', 'http']) expect(refusal({ PORT: port })).toMatchObject({ variable: 'PORT' });
+    for (const port of ['65536', '-1', '80.5', '0x50', 'http']) expect(configRefusal({ PORT: port })).toMatchObject({ variable: 'PORT' });
   });
 
   test('rate limits are whole numbers; 0 turns a limit off', () => {
     expect(loadConfig({ CAIRN_RATE_LIMIT: '0' }).rateLimits.perHour).toBe(0);
     for (const value of ['-1', '1.5', '1e3', '1000000000']) {
-      expect(refusal({ CAIRN_RATE_LIMIT: value })).toMatchObject({ variable: 'CAIRN_RATE_LIMIT' });
+      expect(configRefusal({ CAIRN_RATE_LIMIT: value })).toMatchObject({ variable: 'CAIRN_RATE_LIMIT' });
     }
   });
 
   test('CAIRN_GIT_ANONYMOUS_READ takes true/false, 1/0, yes/no in any case', () => {
     for (const value of ['true', 'TRUE', '1', 'yes']) expect(loadConfig({ CAIRN_GIT_ANONYMOUS_READ: value }).gitAnonymousRead).toBe(true);
     for (const value of ['false', 'False', '0', 'no']) expect(loadConfig({ CAIRN_GIT_ANONYMOUS_READ: value }).gitAnonymousRead).toBe(false);
-    expect(refusal({ CAIRN_GIT_ANONYMOUS_READ: 'maybe' })).toMatchObject({ variable: 'CAIRN_GIT_ANONYMOUS_READ' });
+    expect(configRefusal({ CAIRN_GIT_ANONYMOUS_READ: 'maybe' })).toMatchObject({ variable: 'CAIRN_GIT_ANONYMOUS_READ' });
   });
 
   test('CAIRN_BASE_URL is an absolute http(s) URL without credentials, query or fragment; a trailing slash is dropped', () => {
     expect(loadConfig({ CAIRN_BASE_URL: 'https://git.example.com/cairn/' }).baseUrl).toBe('https://git.example.com/cairn');
     expect(loadConfig({ PORT: '8080' }).baseUrl).toBe('http://localhost:8080');
     for (const url of ['ftp://x', 'git.example.com', 'https://u:p@x', 'https://x/?a=1', 'https://x/#f']) {
-      expect(refusal({ CAIRN_BASE_URL: url })).toMatchObject({ variable: 'CAIRN_BASE_URL' });
+      expect(configRefusal({ CAIRN_BASE_URL: url })).toMatchObject({ variable: 'CAIRN_BASE_URL' });
     }
   });
 
   test('CAIRN_SECRET_KEY is at least 32 characters; base64: must be 32 bytes', () => {
-    expect(refusal({ CAIRN_SECRET_KEY: 'x'.repeat(31) })).toMatchObject({ variable: 'CAIRN_SECRET_KEY' });
+    expect(configRefusal({ CAIRN_SECRET_KEY: 'x'.repeat(31) })).toMatchObject({ variable: 'CAIRN_SECRET_KEY' });
     expect(loadConfig({ CAIRN_SECRET_KEY: 'x'.repeat(32) }).secretKey).toBe('x'.repeat(32));
     expect(loadConfig({ CAIRN_SECRET_KEY: `base64:${Buffer.alloc(32, 7).toString('base64')}` }).secretKey).toMatch(/^base64:/);
-    expect(refusal({ CAIRN_SECRET_KEY: `base64:${Buffer.alloc(33, 7).toString('base64')}` })).toMatchObject({
+    expect(configRefusal({ CAIRN_SECRET_KEY: `base64:${Buffer.alloc(33, 7).toString('base64')}` })).toMatchObject({
       variable: 'CAIRN_SECRET_KEY',
     });
   });
 
   test('the message names the variable and the value', () => {
-    const error = refusal({ CAIRN_WEBHOOK_TIMEOUT: 'soon' });
+    const error = configRefusal({ CAIRN_WEBHOOK_TIMEOUT: 'soon' });
     expect(error).toBeInstanceOf(ConfigError);
     expect(error!.message).toMatch(/^CAIRN_WEBHOOK_TIMEOUT: .*"soon"/);
   });

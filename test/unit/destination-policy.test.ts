@@ -1,5 +1,6 @@
 import { loadConfig } from '../../src/config.js';
 import { DestinationPolicy } from '../../src/webhooks/destination-policy.js';
+import { configRefusal } from './config-refusal.js';
 
 /**
  * Where webhooks may be sent (CAIRN_WEBHOOK_ALLOWED_HOSTS; README "Destinations", the comment of
@@ -195,14 +196,7 @@ describe('DestinationPolicy.literalAddress', () => {
 
 describe('CAIRN_WEBHOOK_ALLOWED_HOSTS', () => {
   const hosts = (value?: string) => loadConfig(value === undefined ? {} : { CAIRN_WEBHOOK_ALLOWED_HOSTS: value }).webhookAllowedHosts;
-  const refusal = (value: string): unknown => {
-    try {
-      hosts(value);
-    } catch (error) {
-      return error;
-    }
-    return undefined;
-  };
+  const refusal = (value: string) => configRefusal({ CAIRN_WEBHOOK_ALLOWED_HOSTS: value });
 
   test('defaults to external', () => {
     expect(hosts()).toEqual(['external']);

@@ -1,6 +1,7 @@
 import { loadConfig, type Config } from '../../src/config.js';
 import { finishAttempt, type AttemptFacts, type ClaimedDelivery } from '../../src/webhooks/retry-policy.js';
 import type { AttemptOutcome } from '../../src/webhooks/http-sender.js';
+import { configRefusal } from './config-refusal.js';
 
 /**
  * The retry schedule (README, "Success" and the CAIRN_WEBHOOK_RETRY_DELAYS row): a failure is
@@ -123,14 +124,7 @@ describe('finishAttempt: what follows an attempt', () => {
 describe('CAIRN_WEBHOOK_RETRY_DELAYS', () => {
   const delays = (value?: string): number[] =>
     loadConfig(value === undefined ? {} : { CAIRN_WEBHOOK_RETRY_DELAYS: value }).webhookRetryDelaysMs;
-  const refusal = (value: string): unknown => {
-    try {
-      delays(value);
-    } catch (error) {
-      return error;
-    }
-    return undefined;
-  };
+  const refusal = (value: string) => configRefusal({ CAIRN_WEBHOOK_RETRY_DELAYS: value });
 
   test('defaults to 10s, 60s, 300s (three retries)', () => {
     expect(delays()).toEqual(DEFAULT_DELAYS);
