@@ -65,6 +65,9 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
       if (!user) users.set(actor.id, (user = tx.findOneOrFail(User, { id: actor.id })));
       return user;
     };
+    const defaultBranch = change.repository.defaultBranch;
+    const deleted = [...moved.keys()].filter((branch) => !tip(branch));
+    let facts: StackFacts | undefined; // read at the first pull request whose base was deleted
     const wereOpen = pulls.filter((pr) => pr.state === PullRequestState.OPEN).length;
     for (const pr of pulls) {
       const record = (action: 'closed' | 'merged', actor: GitActor) =>
@@ -93,7 +96,6 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
       const headMoved = headTip !== null && headTip !== pr.headSha;
       const merging = merged.has(pr.id) && (!headMoved || (await isAncestor(dir, pr.headSha, baseTip!)));
       const emptied = merged.has(pr.id) && !merging;
-      let retargeted: Retargeted | null = null;
       if (headTip && headTip !== pr.headSha) {
         // A pull request being merged keeps its old base: its commits are counted against it.
         const against = merging || !baseTip ? pr.baseSha : baseTip;
@@ -110,11 +112,22 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
           fields: { number: pr.number, pull_request: pullRequestPayload(pr), changes, forced: moved.get(pr.headRef)?.forced ?? false },
         });
       }
+      // Its base deleted: a stacked pull request moves onto the default branch, any other closes.
+      const retargeted =
+        !merging && headTip && !baseTip
+          ? await retargetStacked(
+              dir,
+              pr,
+              defaultBranch,
+              tip(defaultBranch),
+              (facts ??= await stackFacts(tx, change.repository.id, deleted, defaultBranch)),
+            )
+          : null;
       if (merging) {
         const by = moved.has(pr.baseRef) ? actorOf(pr.baseRef) : actorOf(pr.headRef);
         await markMerged(pr, await userOf(by), baseTip!, now);
         await record('merged', by);
-      } else if (headTip && !baseTip && (retargeted = await retargetStacked(tx, dir, pr, change.repository.defaultBranch, tip))) {
+      } else if (retargeted) {
         // A stacked pull request whose base was merged and deleted: on the default branch now, as GitHub does.
         await events.record(tx, {
           type: 'pull_request',
@@ -191,29 +204,44 @@ function markMerged(pr: PullRequest, by: User, mergeCommit: string, now: Date): 
 /** What a retarget changed, as `changes` of the `updated` event. */
 type Retargeted = { base: { ref: { from: string }; sha: { from: string } } } & Changes;
 
+/** What deciding the retargets of one change needs, read once for all its pull requests. */
+interface StackFacts {
+  /** Deleted branches that were the head of a merged pull request. */
+  mergedHeads: Set<string>;
+  /** Heads with an open pull request into the default branch (those retargeted here join them). */
+  intoDefault: Set<string>;
+}
+
+async function stackFacts(tx: EntityManager, repositoryId: string, deleted: string[], defaultBranch: string): Promise<StackFacts> {
+  const [row] = await tx.execute<{ merged_heads: string[]; into_default: string[] }[]>(
+    `select (select coalesce(jsonb_agg(distinct head_ref), '[]') from pull_requests
+              where repository_id = ? and state = 'merged' and head_ref in (select jsonb_array_elements_text(?::jsonb))) as merged_heads,
+            (select coalesce(jsonb_agg(distinct head_ref), '[]') from pull_requests
+              where repository_id = ? and state = 'open' and base_ref = ?) as into_default`,
+    [repositoryId, JSON.stringify(deleted), repositoryId, defaultBranch],
+  );
+  return { mergedHeads: new Set(row?.merged_heads ?? []), intoDefault: new Set(row?.into_default ?? []) };
+}
+
 /**
  * A pull request whose base branch was deleted after that branch's own pull request merged (a
  * stack: B based on A's branch, A merged, A's branch deleted) moves onto the default branch, when
- * that exists, is not its head, still lacks some of its commits, and has no other open pull request
- * from the same head. Otherwise it is closed, as any pull request whose base is deleted.
+ * that exists, is not its head, still lacks some of its commits, and no other open pull request
+ * from the same head goes there (one open pull request per pair). Otherwise it is closed, as any
+ * pull request whose base is deleted.
  */
 async function retargetStacked(
-  tx: EntityManager,
   dir: string,
   pr: PullRequest,
   defaultBranch: string,
-  tip: (branch: string) => string | null,
+  defaultTip: string | null,
+  facts: StackFacts,
 ): Promise<Retargeted | null> {
-  const defaultTip = tip(defaultBranch);
   if (!defaultTip || defaultBranch === pr.headRef || defaultBranch === pr.baseRef) return null;
-  const [stacked] = await tx.execute<{ merged: boolean; taken: boolean }[]>(
-    `select exists (select 1 from pull_requests where repository_id = ? and head_ref = ? and state = 'merged') as merged,
-            exists (select 1 from pull_requests where repository_id = ? and head_ref = ? and base_ref = ? and state = 'open') as taken`,
-    [pr.repository.id, pr.baseRef, pr.repository.id, pr.headRef, defaultBranch],
-  );
-  if (!stacked?.merged || stacked.taken) return null;
+  if (!facts.mergedHeads.has(pr.baseRef) || facts.intoDefault.has(pr.headRef)) return null;
   const commits = await countCommits(dir, defaultTip, pr.headSha);
   if (commits === 0) return null;
+  facts.intoDefault.add(pr.headRef);
   const changes = { base: { ref: { from: pr.baseRef }, sha: { from: pr.baseSha } } };
   pr.baseRef = defaultBranch;
   pr.baseSha = defaultTip;
