@@ -1,3 +1,4 @@
+import { Client as UrqlClient, fetchExchange, gql } from '@urql/core';
 import { adminClient, createUser, type ApiResponse, type Client, noreplyEmail } from './support/client.js';
 import { eventsOf, GitSandbox, lastEventId, type RecordedEvent } from './support/git.js';
 import { PullRepo } from './support/pulls.js';
@@ -274,6 +275,58 @@ describe('merge_method, GitHub name for method', () => {
     const [tip] = await repo.history('origin/main', 1);
     expect(tip!.parents).toEqual([base]); // squashed: one parent, not a merge commit
     expect(tip!.subject).toBe(`Named (#${pr.number})`);
+  });
+});
+
+describe('through urql, as a GraphQL frontend would', () => {
+  test('mergeMethod: SQUASH merges by squash; openPullsCount goes down by one', async () => {
+    const repo = await newRepo({ 'README.md': '# urql\n' });
+    const head = await repo.commit('via-urql', 'one', { 'u.txt': 'u\n' });
+    await repo.push(['via-urql']);
+    const pr = await open(repo, { title: 'Via urql', head: 'via-urql' });
+    await mergeableFor(repo, pr.number, head);
+    const base = await repo.remoteSha('main');
+    const urql = new UrqlClient({
+      url: `${server.url}/graphql`,
+      exchanges: [fetchExchange],
+      fetchOptions: { headers: { authorization: `Bearer ${merger.token}` } },
+    });
+    const count = async () =>
+      (
+        await urql
+          .query(
+            gql`
+              query ($id: ID!) {
+                repository(id: $id) {
+                  openPullsCount
+                }
+              }
+            `,
+            { id: repo.id },
+            { requestPolicy: 'network-only' },
+          )
+          .toPromise()
+      ).data?.repository.openPullsCount;
+    expect(await count()).toBe(1);
+
+    const merged = await urql
+      .mutation(
+        gql`
+          mutation ($input: MergePullRequestInput!) {
+            mergePullRequest(input: $input) {
+              merged
+              sha
+            }
+          }
+        `,
+        { input: { repositoryId: repo.id, number: pr.number, mergeMethod: 'SQUASH' } },
+      )
+      .toPromise();
+    expect(merged.error).toBeUndefined();
+    expect(merged.data.mergePullRequest).toMatchObject({ merged: true, sha: expect.stringMatching(HEX40) });
+    const [tip] = await repo.history('origin/main', 1);
+    expect(tip!.parents).toEqual([base]);
+    expect(await count()).toBe(0);
   });
 });
 
