@@ -1,0 +1,100 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { fastRead } from '../db/fast-read.js';
+
+/**
+ * The combined status of commits: the latest status of each context, and the one state they add
+ * up to. Read from `commit_status_contexts`, which holds one row per (repository, sha, context)
+ * naming its latest status, so neither function scans the history of a sha.
+ */
+
+export type CombinedState = 'pending' | 'success' | 'failure';
+export type StatusState = 'pending' | 'success' | 'failure' | 'error';
+
+/** The latest status of one context: the record the API shows for it. */
+export interface LatestStatus {
+  id: string;
+  context: string;
+  state: StatusState;
+  description: string | null;
+  targetUrl: string | null;
+  creator: { id: string; login: string };
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface CombinedStatus {
+  sha: string;
+  state: CombinedState;
+  statuses: LatestStatus[];
+  totalCount: number;
+}
+
+/** `failure` if any context failed or errored, else `pending` if any is pending or there are none, else `success`. */
+export function combine(states: Iterable<StatusState>): CombinedState {
+  let any = false;
+  let pending = false;
+  for (const state of states) {
+    if (state === 'failure' || state === 'error') return 'failure';
+    if (state === 'pending') pending = true;
+    any = true;
+  }
+  return pending || !any ? 'pending' : 'success';
+}
+
+interface LatestRow {
+  id: string;
+  context: string;
+  state: StatusState;
+  description: string | null;
+  target_url: string | null;
+  creator_id: string;
+  creator_login: string;
+  created_at: string | Date;
+  updated_at: string | Date;
+}
+
+const date = (value: string | Date) => (value instanceof Date ? value : new Date(value));
+
+/** Latest status per context of one sha, and their combined state. */
+export async function combinedStatus(em: EntityManager, repositoryId: string, sha: string): Promise<CombinedStatus> {
+  const rows = await fastRead<LatestRow>(
+    em,
+    `select s.id, s.context, s.state, s.description, s.target_url, s.creator_id, u.login as creator_login, s.created_at, s.updated_at
+       from commit_status_contexts c
+       join commit_statuses s on s.id = c.latest_id
+       join users u on u.id = s.creator_id
+      where c.repository_id = ? and c.sha = ?
+      order by s.created_at desc, s.id desc`,
+    [repositoryId, sha],
+  );
+  const statuses = rows.map((row) => ({
+    id: row.id,
+    context: row.context,
+    state: row.state,
+    description: row.description,
+    targetUrl: row.target_url,
+    creator: { id: row.creator_id, login: row.creator_login },
+    createdAt: date(row.created_at),
+    updatedAt: date(row.updated_at),
+  }));
+  return { sha, state: combine(statuses.map((status) => status.state)), statuses, totalCount: statuses.length };
+}
+
+/** Combined state of many shas at once (pull request lists): one query; a sha without statuses is `pending`. */
+export async function combinedStates(em: EntityManager, repositoryId: string, shas: string[]): Promise<Map<string, CombinedState>> {
+  const unique = [...new Set(shas)].filter((sha) => /^[0-9a-f]{40}$/.test(sha));
+  const states = new Map<string, CombinedState>(shas.map((sha) => [sha, 'pending']));
+  if (!unique.length) return states;
+  // Hex shas joined by commas: one text parameter, whichever driver runs the statement.
+  const rows = await fastRead<{ sha: string; states: StatusState[] | string }>(
+    em,
+    `select sha, array_agg(distinct state) as states from commit_status_contexts
+      where repository_id = ? and sha = any(string_to_array(?, ',')) group by sha`,
+    [repositoryId, unique.join(',')],
+  );
+  for (const row of rows) {
+    const held = typeof row.states === 'string' ? (row.states.replace(/[{}]/g, '').split(',') as StatusState[]) : row.states;
+    states.set(row.sha, combine(held));
+  }
+  return states;
+}
