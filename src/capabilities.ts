@@ -9,6 +9,8 @@ import { GitResolver } from './git/git.resolver.js';
 import { PushJournal } from './git/refs/push-journal.entity.js';
 import { GitRef } from './git/refs/refs.entity.js';
 import { Issue } from './issues/issue.entity.js';
+import { BranchProtection } from './protection/branch-protection.entity.js';
+import { BranchProtectionResolver, RepositoryProtectionResolver } from './protection/branch-protection.resolver.js';
 import { IssueResolver, RepositoryIssuesResolver } from './issues/issue.resolver.js';
 import { PullRequest } from './pulls/pull-request.entity.js';
 import { PullRequestResolver, RepositoryPullsResolver } from './pulls/pull-request.resolver.js';
@@ -29,6 +31,7 @@ export const ENTITIES = [
   Issue,
   PullRequest,
   Review,
+  BranchProtection,
   DomainEvent,
   GitRef,
   PushJournal,
@@ -46,6 +49,8 @@ export const RESOLVERS = [
   RepositoryIssuesResolver,
   PullRequestResolver,
   RepositoryPullsResolver,
+  BranchProtectionResolver,
+  RepositoryProtectionResolver,
   GitResolver,
   WebhookResolver,
   RepositoryWebhooksResolver,

@@ -13,6 +13,7 @@ import { locals } from './http/request-context.js';
 import type { Issues } from './issues/issue.service.js';
 import type { Logger } from './logger.js';
 import type { Mergeability } from './pulls/mergeability.js';
+import type { BranchProtections } from './protection/branch-protection.service.js';
 import type { PullRequests } from './pulls/pull-request.service.js';
 import type { RateLimits } from './ratelimit/rate-limits.js';
 import type { Repositories } from './repositories/repository.service.js';
@@ -45,6 +46,8 @@ export interface Services {
   collaborators: Collaborators;
   issues: Issues;
   pulls: PullRequests;
+  /** Branch rules: managed here, enforced where refs move (protection/branch-rules.ts). */
+  protections: BranchProtections;
   /** The webhook use cases: managing webhooks, reading and redelivering their deliveries. */
   webhookAdmin: WebhookAdmin;
   /** Per-user and per-address budgets, shared by the processes on one database. */

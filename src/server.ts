@@ -35,6 +35,10 @@ import { createApp, type Mount } from './http/app.js';
 import { Metrics } from './http/metrics.js';
 import { Issues } from './issues/issue.service.js';
 import { followRefs } from './pulls/follow-refs.js';
+import { BranchRules } from './protection/branch-rules.js';
+import { dismissStaleReviews } from './protection/dismiss-stale.js';
+import { PullRequirements } from './protection/pull-requirements.js';
+import { BranchProtections } from './protection/branch-protection.service.js';
 import { Mergeability } from './pulls/mergeability.js';
 import { PullRequests } from './pulls/pull-request.service.js';
 import { RateLimiter } from './ratelimit/rate-limiter.js';
@@ -181,6 +185,8 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
   const refs = new RefTransactions(orm, git, events, locks, log, hosting.hooksDir);
   const mergeability = new Mergeability(orm, git, log, metrics);
   refs.onRefsChanged(followRefs(events, git, mergeability));
+  refs.onRefsChanged(dismissStaleReviews(events));
+  refs.policyWith(new BranchRules(orm, git, log));
   const auth = new TokenAuthenticator(orm.em.fork(), log, config.baseUrl);
   const limiter = new RateLimiter(orm, log, metrics);
   limiter.start();
@@ -194,7 +200,17 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
     browse: new RepositoryBrowser(git),
     collaborators: new Collaborators({ events, repositories }),
     issues: new Issues({ events, repositories }),
-    pulls: new PullRequests({ events, repositories, git, refs, mergeability, log, baseUrl: config.baseUrl }),
+    pulls: new PullRequests({
+      events,
+      repositories,
+      git,
+      refs,
+      mergeability,
+      requirements: new PullRequirements(),
+      log,
+      baseUrl: config.baseUrl,
+    }),
+    protections: new BranchProtections({ repositories }),
     webhookAdmin: new WebhookAdmin({ repositories, delivery: webhookDelivery, baseUrl: config.baseUrl }),
     rateLimits: new RateLimits(config.rateLimits, limiter),
   };

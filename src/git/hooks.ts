@@ -17,6 +17,15 @@ export const PUSH_DETAILS_ENV = 'CAIRN_PUSH_DETAILS';
 /** Environment variable naming the repository-lock holding (its lease token) a ref change is made under. */
 const LOCK_TOKEN_ENV = 'CAIRN_LOCK_TOKEN';
 
+/**
+ * Environment variable set while a policy (ref-transaction.ts RefPolicy) wants each ref update of a
+ * push put to it: `<port> <token>` of the loopback socket the service listens on for this push only.
+ */
+export const REF_GUARD_ENV = 'CAIRN_REF_GUARD';
+
+/** The script the `update` hook runs to put a branch update to the policy (REF_GUARD below). */
+const REF_GUARD_SCRIPT = 'cairn-ref-guard';
+
 /** The file in a repository's directory listing the lock holdings taken away from their holders, one token a line. */
 export const REVOKED_LOCKS_FILE = 'cairn-revoked-locks';
 
@@ -33,6 +42,7 @@ export function fencedBy(hooksDir: string, token: string): { config: string[]; e
  *   Deleting a ref outside them stays possible: only a ref left from before this rule can be there.
  * - A new branch or tag may not be named so that git accepts it as a ref but not as a name on a
  *   command line (`refs/heads/-x` reads as an option, `refs/heads/HEAD` shadows HEAD), as on GitHub.
+ * - With a guard listening (REF_GUARD_ENV), a branch update is then put to it (ref-guard.sh below).
  * Its output reaches the pusher (`remote: ...`), and git prints the ref as `[remote rejected]`.
  */
 const UPDATE = `#!/bin/sh
@@ -43,12 +53,59 @@ refuse() {
   printf 'Cairn: refusing %s: %s\\n' "$ref" "$1" >&2
   exit 1
 }
-[ "$new" = "${ZERO_SHA}" ] && exit 0
+guarded() {
+  [ -n "$${REF_GUARD_ENV}" ] || exit 0
+  exec bash "$(dirname "$0")/${REF_GUARD_SCRIPT}" "$ref" "$2" "$new"
+}
+if [ "$new" = "${ZERO_SHA}" ]; then
+  case "$ref" in
+    refs/heads/*) guarded "$@" ;;
+  esac
+  exit 0
+fi
 case "$ref" in
   refs/heads/-*|refs/tags/-*|refs/heads/HEAD|refs/tags/HEAD)
     refuse "a branch or tag name may not start with '-' or be HEAD" ;;
-  refs/heads/*|refs/tags/*) exit 0 ;;
+  refs/heads/*) guarded "$@" ;;
+  refs/tags/*) exit 0 ;;
   *) refuse 'a push may only write branches (refs/heads/) and tags (refs/tags/)' ;;
+esac
+`;
+
+/**
+ * Puts one branch update to the guard over the loopback socket named by REF_GUARD_ENV (bash: its
+ * /dev/tcp needs no other program). The service answers `ok`, `refuse <reason>`, or first `need
+ * <facts>` — what only git can tell about the update while its objects are still in the push's
+ * quarantine, which this hook sees and the service does not: whether the update rewrites history
+ * (`forced`) and whether it brings merge commits (`merges`). No answer refuses the ref: a guard
+ * that cannot be asked never lets a protected branch move.
+ */
+const REF_GUARD = `#!/bin/bash
+# Cairn: asks the service whether a branch may move (src/git/hooks.ts).
+ref=$1 old=$2 new=$3
+refuse() {
+  printf 'Cairn: refusing %s: %s\n' "$ref" "$1" >&2
+  exit 1
+}
+read -r port token <<< "$${REF_GUARD_ENV}"
+{ exec 3<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null || refuse 'the service could not be asked about this branch'
+printf '%s %s %s %s\n' "$token" "$ref" "$old" "$new" >&3
+IFS= read -r answer <&3
+if [ "\${answer%% *}" = need ]; then
+  facts=
+  for fact in \${answer#need }; do
+    case "$fact" in
+      forced) git merge-base --is-ancestor "$old" "$new" 2>/dev/null && facts="$facts forced=0" || facts="$facts forced=1" ;;
+      merges) [ -z "$(git rev-list --merges -n 1 "$old..$new" 2>/dev/null)" ] && facts="$facts merges=0" || facts="$facts merges=1" ;;
+    esac
+  done
+  printf 'facts%s\n' "$facts" >&3
+  IFS= read -r answer <&3
+fi
+case "$answer" in
+  ok) exit 0 ;;
+  'refuse '*) refuse "\${answer#refuse }" ;;
+  *) refuse 'the service gave no answer about this branch' ;;
 esac
 `;
 
@@ -154,6 +211,7 @@ export async function installHooks(dataDir: string, nonceSeed: string): Promise<
     ['pre-receive', PRE_RECEIVE],
     ['post-receive', POST_RECEIVE],
     ['reference-transaction', REFERENCE_TRANSACTION],
+    [REF_GUARD_SCRIPT, REF_GUARD],
   ] as const) {
     const file = path.join(dir, name);
     await fs.writeFile(`${file}.new`, script, { mode: 0o755 });

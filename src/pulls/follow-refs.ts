@@ -15,10 +15,11 @@ import { countCommits } from './pull-request.git.js';
 
 /** What a merge through the API writes into the ref transaction's journal entry. */
 export interface MergeNote {
-  merge: { pullRequestId: string; sha: string };
+  /** `method`: how it merges (branch protection refuses merge commits where history must stay linear). */
+  merge: { pullRequestId: string; sha: string; method?: string };
 }
 
-function mergeNoteOf(note: unknown): MergeNote['merge'] | null {
+export function mergeNoteOf(note: unknown): MergeNote['merge'] | null {
   const merge = (note as Partial<MergeNote> | null)?.merge;
   return merge && typeof merge.pullRequestId === 'string' && typeof merge.sha === 'string' ? merge : null;
 }

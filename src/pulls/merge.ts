@@ -116,7 +116,7 @@ async function merge(
     const sha = await build(deps, repo, pr, input, base, merger);
     const built = performance.now();
     try {
-      await swap(deps, viewer, repo, pr, base, sha, merger);
+      await swap(deps, viewer, repo, pr, base, sha, merger, input.method ?? MergeMethod.MERGE);
     } catch (error) {
       // Another merge (or a push) moved the base between the build and the swap: built again on the
       // new base while the pull request still merges cleanly there (a conflict there is 405), not a
@@ -179,9 +179,10 @@ async function swap(
   base: string,
   sha: string,
   merger: Who,
+  method: MergeMethod,
 ): Promise<void> {
   const { headSha: head, baseRef } = pr;
-  const note: MergeNote = { merge: { pullRequestId: pr.id, sha } };
+  const note: MergeNote = { merge: { pullRequestId: pr.id, sha, method } };
   const outcome = await deps.refs.update({
     repositoryId: repo.id,
     actor: { id: viewer.userId, ...merger, login: viewer.login },

@@ -4,6 +4,7 @@ import type { GitStorage } from '../git/storage.js';
 import type { Logger } from '../logger.js';
 import type { Repositories } from '../repositories/repository.service.js';
 import type { Mergeability } from './mergeability.js';
+import type { MergeRequirements } from './pull-request.ports.js';
 
 /** The collaborators of the pull request use cases, given once at start-up. */
 export interface PullDeps {
@@ -12,6 +13,8 @@ export interface PullDeps {
   git: GitStorage;
   refs: RefTransactions;
   mergeability: Mergeability;
+  /** Branch protection's say on `mergeable_state` (blocked, behind, unstable). */
+  requirements: MergeRequirements;
   log: Logger;
   /** CAIRN_BASE_URL, whose host the no-reply addresses of merge commits name. */
   baseUrl: string;

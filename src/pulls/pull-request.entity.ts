@@ -17,10 +17,16 @@ export enum MergeableState {
   CONFLICTING = 'conflicting',
   DRAFT = 'draft',
   UNKNOWN = 'unknown',
+  BLOCKED = 'blocked',
+  BEHIND = 'behind',
+  UNSTABLE = 'unstable',
 }
 registerEnumType(MergeableState, {
   name: 'MergeableState',
   valuesConfig: {
+    BLOCKED: { description: "Merges cleanly, but the base branch's rule is not met (approvals, required statuses)." },
+    BEHIND: { description: "The base branch's rule wants the head to contain the base tip, and it does not." },
+    UNSTABLE: { description: 'Merges cleanly and meets the rule, but a status that is not required is failing.' },
     CLEAN: { description: 'Merges without conflicts.' },
     CONFLICTING: { description: 'The branches conflict (see `conflicts`).' },
     DRAFT: { description: 'A draft: not mergeable until it is marked ready.' },

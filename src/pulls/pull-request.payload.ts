@@ -65,7 +65,10 @@ declare module '../events/event-map.js' {
       reopened: PullRequestFields;
       merged: PullRequestFields;
     };
-    /** `pull_request_review`. */
-    pull_request_review: { submitted: { review: ReviewRecord; pull_request: PullRequestRecord } };
+    /** `pull_request_review`: `dismissed` when a push to the head dismissed an approval (branch protection). */
+    pull_request_review: {
+      submitted: { review: ReviewRecord; pull_request: PullRequestRecord };
+      dismissed: { review: ReviewRecord; pull_request: PullRequestRecord };
+    };
   }
 }

@@ -24,12 +24,14 @@ import { listReviews, submitReview } from './review.service.js';
 export class PullRequests {
   constructor(private readonly deps: PullDeps) {}
 
-  list(em: EntityManager, repo: Repository, state: PullRequestStateFilter, page: Page) {
-    return listPullRequests(em, repo, state, page);
+  async list(em: EntityManager, repo: Repository, state: PullRequestStateFilter, page: Page) {
+    const listed = await listPullRequests(em, repo, state, page);
+    await this.deps.requirements.refine(em, repo.id, listed.nodes);
+    return listed;
   }
 
-  read(em: EntityManager, repo: Repository, number: number) {
-    return readPullRequest(em, repo, number);
+  async read(em: EntityManager, repo: Repository, number: number) {
+    return this.refined(em, await readPullRequest(em, repo, number));
   }
 
   commits(viewer: Principal, pr: PullRequestView, page: Page) {
@@ -41,11 +43,17 @@ export class PullRequests {
   }
 
   async create(em: EntityManager, viewer: Principal, input: CreatePullRequestInput) {
-    return pullRequestView(await createPullRequest(this.deps, em, viewer, input));
+    return this.refined(em, pullRequestView(await createPullRequest(this.deps, em, viewer, input)));
   }
 
   async update(em: EntityManager, viewer: Principal, input: UpdatePullRequestInput) {
-    return pullRequestView(await updatePullRequest(this.deps, em, viewer, input));
+    return this.refined(em, pullRequestView(await updatePullRequest(this.deps, em, viewer, input)));
+  }
+
+  /** The view with what the base branch's rule says of its `mergeable_state`. */
+  private async refined(em: EntityManager, view: PullRequestView): Promise<PullRequestView> {
+    await this.deps.requirements.refine(em, view.repositoryId, [view]);
+    return view;
   }
 
   merge(em: EntityManager, viewer: Principal, input: MergePullRequestInput) {

@@ -84,6 +84,9 @@ export class PullRequestView {
 
   @Field(() => ID)
   repositoryId!: string;
+
+  /** Whether the head contains the base tip (null: unknown); what `behind` is decided on, not a field. */
+  baseInHead!: boolean | null;
 }
 
 /** What is stored of a pull request: the entity has these, and so does a row read for a list. */
@@ -153,5 +156,6 @@ export function pullRequestView(facts: PullRequestFacts): PullRequestView {
     updatedAt: facts.updatedAt,
     closedAt: facts.closedAt,
     repositoryId: facts.repositoryId,
+    baseInHead: null,
   });
 }

@@ -17,6 +17,8 @@ export enum ReviewState {
   APPROVED = 'approved',
   CHANGES_REQUESTED = 'changes_requested',
   COMMENTED = 'commented',
+  /** An approval a push to the head made stale, where the branch rule dismisses stale reviews. */
+  DISMISSED = 'dismissed',
 }
 registerEnumType(ReviewState, { name: 'ReviewState' });
 

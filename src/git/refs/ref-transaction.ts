@@ -42,6 +42,24 @@ interface RefsChanged {
  */
 export type RefListener = (tx: EntityManager, change: RefsChanged) => Promise<void>;
 
+/**
+ * Decides whether ref changes may happen at all (branch protection): asked for every change on the
+ * one ref path, whoever moves the refs. A change git writes itself (receive-pack) is asked ref by ref
+ * from git's `update` hook, through a session open while git runs; a change Cairn decides (a merge)
+ * is asked inside its recording transaction, before the swap.
+ */
+export interface RefPolicy {
+  /** What git must run with for its `update` hook to put each ref update to this policy; closed once git is done. */
+  open(repositoryId: string, actor: GitActor): Promise<PolicySession>;
+  /** Throws to refuse a change Cairn decided; nothing has moved yet. */
+  check(tx: EntityManager, change: { repositoryId: string; actor: GitActor; updates: ReportedUpdate[]; note: unknown }): Promise<void>;
+}
+
+export interface PolicySession {
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
 export interface RefUpdateRequest {
   repositoryId: string;
   /** Who makes the change: the pusher or merger, credited in the events. */
@@ -147,6 +165,7 @@ interface RecordInput {
 export class RefTransactions {
   private readonly listeners: RefListener[] = [];
   private readonly committedListeners: Array<(repositoryId: string) => void> = [];
+  private policy: RefPolicy | null = null;
 
   constructor(
     private readonly orm: MikroORM,
@@ -161,6 +180,11 @@ export class RefTransactions {
   /** A listener run inside every recording transaction that records ref changes. */
   onRefsChanged(listener: RefListener): void {
     this.listeners.push(listener);
+  }
+
+  /** The policy every change is put to before its refs move (one: branch protection). */
+  policyWith(policy: RefPolicy): void {
+    this.policy = policy;
   }
 
   /** A callback run after a recording transaction with ref changes has committed (maintenance). */
@@ -197,9 +221,9 @@ export class RefTransactions {
       };
       if (request.decide)
         return await this.recordDecided(repositoryId, input, request.decide, progress, fencedBy(this.hooksDir, lock.token));
-      progress.stage = 'moving';
-      const fence = fencedBy(this.hooksDir, lock.token);
-      const written = request.write ? await request.write({ lockedAt, fence }) : { updates: [], details: NO_PUSH_DETAILS };
+      const written = request.write
+        ? await this.written(request, lock.token, lockedAt, progress)
+        : { updates: [], details: NO_PUSH_DETAILS };
       progress.stage = 'moved';
       return await this.recordMoved(repositoryId, { ...input, reported: written.updates, details: written.details, unreported: 'push' });
     } catch (error) {
@@ -217,6 +241,18 @@ export class RefTransactions {
       throw error;
     } finally {
       await lock.release();
+    }
+  }
+
+  /** Step 4 by git itself: its ref changes fenced by the lock and each put to the guard by git's `update` hook. */
+  private async written(request: RefUpdateRequest, token: string, lockedAt: number, progress: Progress) {
+    const session = this.policy ? await this.policy.open(request.repositoryId, request.actor) : null;
+    try {
+      progress.stage = 'moving';
+      const fence = fencedBy(this.hooksDir, token);
+      return await request.write!({ lockedAt, fence: { config: fence.config, env: { ...fence.env, ...session?.env } } });
+    } finally {
+      await session?.close();
     }
   }
 
@@ -433,6 +469,7 @@ export class RefTransactions {
       await attempt.describing(input.actor?.id ?? repository.owner.id);
       await this.events.transaction(em, async (tx) => {
         const updates = await decide(tx);
+        await this.policy?.check(tx, { repositoryId, actor: input.actor!, updates, note: input.note });
         progress.stage = 'moving';
         if (!(await this.git.compareAndSwap(repositoryId, updates, fence))) {
           progress.stage = 'unmoved'; // the swap is all or none, and it was none

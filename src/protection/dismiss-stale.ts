@@ -1,0 +1,48 @@
+import type { EventRecorder } from '../events/event-recorder.js';
+import type { RefListener } from '../git/refs/ref-transaction.js';
+import { PullRequest, PullRequestState } from '../pulls/pull-request.entity.js';
+import { pullRequestPayload, reviewPayload } from '../pulls/pull-request.payload.js';
+import { Review, ReviewState } from '../pulls/review.entity.js';
+import { rulesOf } from './protection-facts.js';
+import { ruleFor } from './rule-match.js';
+
+const BRANCH = 'refs/heads/';
+
+/**
+ * Where a branch rule dismisses stale reviews, a push that moves the head of a pull request into
+ * that branch dismisses its approvals given on an earlier head, in the transaction that records
+ * the push (after the pull requests followed it): each becomes `dismissed`, with a
+ * `pull_request_review` `dismissed` event.
+ */
+export function dismissStaleReviews(events: EventRecorder): RefListener {
+  return async (tx, change) => {
+    const moved = change.changes.filter((update) => update.ref.startsWith(BRANCH) && change.refs.has(update.ref));
+    if (!moved.length) return;
+    const rules = await rulesOf(tx, change.repository.id);
+    if (!rules.some((rule) => rule.dismissStaleReviews)) return;
+    const heads = moved.map((update) => update.ref.slice(BRANCH.length));
+    const pulls = await tx.find(
+      PullRequest,
+      { repository: change.repository.id, state: PullRequestState.OPEN, headRef: { $in: heads } },
+      { populate: ['user', 'mergedBy'], orderBy: { number: 'asc' } },
+    );
+    for (const pr of pulls.filter((candidate) => ruleFor(rules, candidate.baseRef)?.dismissStaleReviews)) {
+      const stale = await tx.find(
+        Review,
+        { pullRequest: pr, state: ReviewState.APPROVED, commitId: { $ne: pr.headSha } },
+        { populate: ['user'], orderBy: { submittedAt: 'asc', id: 'asc' } },
+      );
+      for (const review of stale) {
+        review.state = ReviewState.DISMISSED;
+        await events.record(tx, {
+          type: 'pull_request_review',
+          action: 'dismissed',
+          repository: change.repository,
+          actor: change.actors[change.changes.find((update) => update.ref === `${BRANCH}${pr.headRef}`)?.cause ?? 'push'],
+          fields: { review: reviewPayload(review), pull_request: pullRequestPayload(pr) },
+        });
+      }
+    }
+    await tx.flush();
+  };
+}

@@ -1,0 +1,15 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { PullRequestView } from './pull-request.view.js';
+
+/**
+ * What pull requests need of branch protection, declared here and given at start-up (the
+ * protection capability builds on pull requests, so nothing here imports it).
+ */
+export interface MergeRequirements {
+  /**
+   * Refines the `mergeable_state` of views that merge cleanly where their base branch's rule says
+   * more: `blocked` (a requirement unmet), `behind` (strict checks and the head lacks the base tip),
+   * `unstable` (a status that is not required is failing).
+   */
+  refine(em: EntityManager, repositoryId: string, views: PullRequestView[]): Promise<void>;
+}
