@@ -4,7 +4,7 @@
  *
  *   kernel       src/{config,logger,ids,version,principal}.ts, src/errors/
  *   platform     src/db/, src/disk/, src/graphql/, src/http/, src/jobs/, src/memory/, src/ratelimit/ — name no capability
- *   capabilities auth → events → repositories → git → collaborators | issues → pulls,
+ *   capabilities auth → events → repositories → git → collaborators | issues → pulls → statuses,
  *                and webhooks (→ repositories): each imports only those before it
  *   composition  src/{capabilities,context,schema,server,run}.ts, src/scripts/, src/cli.ts, src/cli/,
  *                src/backup/ (the admin tool that works on the database and the repositories directly)
@@ -16,7 +16,7 @@
 const KERNEL = '^src/(config|logger|ids|version|principal)\\.ts$|^src/errors/';
 const PLATFORM = '^src/(db|disk|graphql|http|jobs|memory|ratelimit)/';
 const COMPOSITION = '^src/(capabilities|context|schema|server|run|cli)\\.ts$|^src/(scripts|cli|backup)/';
-const CAPABILITIES = ['auth', 'events', 'repositories', 'git', 'collaborators', 'issues', 'pulls', 'webhooks'];
+const CAPABILITIES = ['auth', 'events', 'repositories', 'git', 'collaborators', 'issues', 'pulls', 'statuses', 'webhooks'];
 
 /** What each capability may import besides the kernel and the platform. */
 const MAY_USE = {
@@ -27,6 +27,8 @@ const MAY_USE = {
   collaborators: ['auth', 'events', 'repositories'],
   issues: ['auth', 'events', 'repositories'],
   pulls: ['auth', 'events', 'repositories', 'git'],
+  // Statuses add a field to pull requests (their head's combined state) from their own folder.
+  statuses: ['auth', 'events', 'repositories', 'git', 'pulls'],
   webhooks: ['auth', 'events', 'repositories'],
 };
 

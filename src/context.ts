@@ -16,6 +16,7 @@ import type { Mergeability } from './pulls/mergeability.js';
 import type { PullRequests } from './pulls/pull-request.service.js';
 import type { RateLimits } from './ratelimit/rate-limits.js';
 import type { Repositories } from './repositories/repository.service.js';
+import type { CommitStatuses } from './statuses/commit-status.service.js';
 import type { WebhookAdmin } from './webhooks/webhook-admin.service.js';
 import type { WebhookDelivery } from './webhooks/webhook-delivery.js';
 
@@ -45,6 +46,8 @@ export interface Services {
   collaborators: Collaborators;
   issues: Issues;
   pulls: PullRequests;
+  /** Commit statuses: posting them, listing them, their combined state. */
+  statuses: CommitStatuses;
   /** The webhook use cases: managing webhooks, reading and redelivering their deliveries. */
   webhookAdmin: WebhookAdmin;
   /** Per-user and per-address budgets, shared by the processes on one database. */

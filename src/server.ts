@@ -44,6 +44,7 @@ import { compactWhenIdle } from './memory/idle-compaction.js';
 import type { Logger } from './logger.js';
 import { Repositories } from './repositories/repository.service.js';
 import { getSchema } from './schema.js';
+import { CommitStatuses } from './statuses/commit-status.service.js';
 import { WebhookAdmin } from './webhooks/webhook-admin.service.js';
 import { WebhookDelivery } from './webhooks/webhook-delivery.js';
 
@@ -195,6 +196,7 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
     collaborators: new Collaborators({ events, repositories }),
     issues: new Issues({ events, repositories }),
     pulls: new PullRequests({ events, repositories, git, refs, mergeability, log, baseUrl: config.baseUrl }),
+    statuses: new CommitStatuses({ events, repositories, git }),
     webhookAdmin: new WebhookAdmin({ repositories, delivery: webhookDelivery, baseUrl: config.baseUrl }),
     rateLimits: new RateLimits(config.rateLimits, limiter),
   };
