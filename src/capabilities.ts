@@ -16,6 +16,8 @@ import { PullRequest } from './pulls/pull-request.entity.js';
 import { PullRequestResolver, RepositoryPullsResolver } from './pulls/pull-request.resolver.js';
 import { Review } from './pulls/review.entity.js';
 import { Repository } from './repositories/repository.entity.js';
+import { CommitStatus } from './statuses/commit-status.entity.js';
+import { CommitStatusFieldsResolver, CommitStatusResolver, PullRequestStatusResolver } from './statuses/commit-status.resolver.js';
 import { RepositoryResolver } from './repositories/repository.resolver.js';
 import { Delivery, DeliveryAttemptRecord } from './webhooks/delivery.entity.js';
 import { Webhook } from './webhooks/webhook.entity.js';
@@ -32,6 +34,7 @@ export const ENTITIES = [
   PullRequest,
   Review,
   BranchProtection,
+  CommitStatus,
   DomainEvent,
   GitRef,
   PushJournal,
@@ -52,6 +55,9 @@ export const RESOLVERS = [
   BranchProtectionResolver,
   RepositoryProtectionResolver,
   GitResolver,
+  CommitStatusResolver,
+  CommitStatusFieldsResolver,
+  PullRequestStatusResolver,
   WebhookResolver,
   RepositoryWebhooksResolver,
   DeliveryResolver,

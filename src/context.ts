@@ -17,6 +17,7 @@ import type { BranchProtections } from './protection/branch-protection.service.j
 import type { PullRequests } from './pulls/pull-request.service.js';
 import type { RateLimits } from './ratelimit/rate-limits.js';
 import type { Repositories } from './repositories/repository.service.js';
+import type { CommitStatuses } from './statuses/commit-status.service.js';
 import type { WebhookAdmin } from './webhooks/webhook-admin.service.js';
 import type { WebhookDelivery } from './webhooks/webhook-delivery.js';
 
@@ -48,6 +49,8 @@ export interface Services {
   pulls: PullRequests;
   /** Branch rules: managed here, enforced where refs move (protection/branch-rules.ts). */
   protections: BranchProtections;
+  /** Commit statuses: posting them, listing them, their combined state. */
+  statuses: CommitStatuses;
   /** The webhook use cases: managing webhooks, reading and redelivering their deliveries. */
   webhookAdmin: WebhookAdmin;
   /** Per-user and per-address budgets, shared by the processes on one database. */

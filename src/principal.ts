@@ -6,9 +6,11 @@
 
 /**
  * Token scopes. `admin` implies every other scope and `repo` implies
- * `repo:read`, so a check names the least scope an operation needs.
+ * `repo:read` and `repo:status`, so a check names the least scope an
+ * operation needs. `repo:status` is for CI: posting and reading commit
+ * statuses, and nothing else.
  */
-export const SCOPES = ['repo', 'repo:read', 'admin:repo_hook', 'admin'] as const;
+export const SCOPES = ['repo', 'repo:read', 'repo:status', 'admin:repo_hook', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export function isScope(value: string): value is Scope {
@@ -17,7 +19,7 @@ export function isScope(value: string): value is Scope {
 
 export function grants(held: ReadonlySet<string>, needed: Scope): boolean {
   if (held.has('admin') || held.has(needed)) return true;
-  return needed === 'repo:read' && held.has('repo');
+  return (needed === 'repo:read' || needed === 'repo:status') && held.has('repo');
 }
 
 /** Who is calling: the token's user and the token's scopes. */

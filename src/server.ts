@@ -48,6 +48,7 @@ import { compactWhenIdle } from './memory/idle-compaction.js';
 import type { Logger } from './logger.js';
 import { Repositories } from './repositories/repository.service.js';
 import { getSchema } from './schema.js';
+import { CommitStatuses } from './statuses/commit-status.service.js';
 import { WebhookAdmin } from './webhooks/webhook-admin.service.js';
 import { WebhookDelivery } from './webhooks/webhook-delivery.js';
 
@@ -211,6 +212,7 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
       baseUrl: config.baseUrl,
     }),
     protections: new BranchProtections({ repositories }),
+    statuses: new CommitStatuses({ events, repositories, git }),
     webhookAdmin: new WebhookAdmin({ repositories, delivery: webhookDelivery, baseUrl: config.baseUrl }),
     rateLimits: new RateLimits(config.rateLimits, limiter),
   };

@@ -24,6 +24,9 @@ export interface Guarded {
   owner: { id: string };
 }
 
+/** The scopes that make private repositories visible, unless an operation names others (commit statuses add `repo:status`). */
+const READING: readonly Scope[] = ['repo:read'];
+
 /**
  * The permission model, in one place:
  * - site admins and the owner have `admin`;
@@ -32,7 +35,12 @@ export interface Guarded {
  * - a private repository is visible only with a permission *and* a token
  *   that may read repositories (`repo:read`), otherwise it does not exist (404).
  */
-async function permissionOn(em: EntityManager, viewer: Principal | null, repo: Guarded): Promise<Permission | null> {
+async function permissionOn(
+  em: EntityManager,
+  viewer: Principal | null,
+  repo: Guarded,
+  seenWith: readonly Scope[] = READING,
+): Promise<Permission | null> {
   let held: Permission | null = null;
   if (viewer) {
     if (viewer.admin || viewer.userId === repo.owner.id) {
@@ -46,7 +54,7 @@ async function permissionOn(em: EntityManager, viewer: Principal | null, repo: G
     }
   }
   if (repo.private) {
-    return viewer && grants(viewer.scopes, 'repo:read') ? held : null;
+    return viewer && seenWith.some((scope) => grants(viewer.scopes, scope)) ? held : null;
   }
   return held ?? Permission.READ;
 }
@@ -55,7 +63,8 @@ async function permissionOn(em: EntityManager, viewer: Principal | null, repo: G
  * Throws unless the viewer may act on the repository with `needed`:
  * 404 when the repository is invisible to them, 403 when it is visible but
  * the token lacks `scope` or the user lacks the permission.
- * Writes need the `repo` scope unless another scope is named.
+ * Writes need the `repo` scope unless another scope is named; `seenWith`
+ * names the scopes that show a private repository (default `repo:read`).
  */
 export async function authorize(
   em: EntityManager,
@@ -63,8 +72,9 @@ export async function authorize(
   repo: Guarded,
   needed: Permission,
   scope: Scope | null = needed === Permission.READ ? null : 'repo',
+  seenWith: readonly Scope[] = READING,
 ): Promise<Permission> {
-  const held = await permissionOn(em, viewer, repo);
+  const held = await permissionOn(em, viewer, repo, seenWith);
   if (held === null) throw notFound('repository');
   if (scope) requireScope(viewer, scope);
   if (!atLeast(held, needed)) {

@@ -12,6 +12,7 @@ const EVENT_TYPES = [
   'repository',
   'member',
   'issues',
+  'status',
   'ping',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -3,7 +3,7 @@ import { connection, resolvePage, type PageArgs } from '../graphql/pagination.js
 import type { Repository } from '../repositories/repository.entity.js';
 import { listBranches, listCommits, listTags, listTree, readBlob } from './browse.js';
 import { limited } from './concurrency.js';
-import type { Blob, TreeEntryConnection } from './git.types.js';
+import type { Blob, Commit, TreeEntryConnection } from './git.types.js';
 import type { GitStorage } from './storage.js';
 
 /**
@@ -15,19 +15,31 @@ import type { GitStorage } from './storage.js';
 export class RepositoryBrowser {
   constructor(private readonly git: GitStorage) {}
 
-  branches(viewer: Principal, repo: Repository, page: PageArgs) {
-    return this.read(viewer, repo, (dir) => listBranches(dir, repo.defaultBranch, resolvePage(page)));
+  async branches(viewer: Principal, repo: Repository, page: PageArgs) {
+    const listed = await this.read(viewer, repo, (dir) => listBranches(dir, repo.defaultBranch, resolvePage(page)));
+    readFrom(
+      repo,
+      listed.nodes.map((branch) => branch.commit),
+    );
+    return listed;
   }
 
-  tags(viewer: Principal, repo: Repository, page: PageArgs) {
-    return this.read(viewer, repo, (dir) => listTags(dir, resolvePage(page)));
+  async tags(viewer: Principal, repo: Repository, page: PageArgs) {
+    const listed = await this.read(viewer, repo, (dir) => listTags(dir, resolvePage(page)));
+    readFrom(
+      repo,
+      listed.nodes.map((tag) => tag.commit),
+    );
+    return listed;
   }
 
   /** An empty repository has no history to list (its default branch does not exist yet): an empty page, not NOT_FOUND. */
   async commits(viewer: Principal, repo: Repository, ref: string | null, page: PageArgs) {
     const resolved = resolvePage(page);
     if (repo.empty && ref == null) return connection([], 0, resolved);
-    return this.read(viewer, repo, (dir) => listCommits(dir, ref ?? repo.defaultBranch, resolved));
+    const listed = await this.read(viewer, repo, (dir) => listCommits(dir, ref ?? repo.defaultBranch, resolved));
+    readFrom(repo, listed.nodes);
+    return listed;
   }
 
   tree(viewer: Principal, repo: Repository, ref: string | null, path: string, page: PageArgs): Promise<TreeEntryConnection> {
@@ -42,4 +54,9 @@ export class RepositoryBrowser {
   private read<T>(viewer: Principal, repo: Repository, work: (dir: string) => Promise<T>): Promise<T> {
     return limited(viewer.userId, async () => work(await this.git.servedPath(repo.id)));
   }
+}
+
+/** Marks commits with the repository they were read from, for the fields other capabilities add to `Commit` (its statuses). */
+function readFrom(repo: Repository, commits: Array<Commit | null>): void {
+  for (const commit of commits) if (commit) commit.repositoryId = repo.id;
 }

@@ -40,6 +40,9 @@ export class Commit {
 
   @Field()
   treeSha!: string;
+
+  /** The repository it was read from (not a GraphQL field): what other capabilities' fields of a commit look it up in. */
+  repositoryId?: string;
 }
 
 @ObjectType('Branch')

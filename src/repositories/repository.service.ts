@@ -80,10 +80,17 @@ export class Repositories {
    * The repository, if the viewer holds `needed` on it (and the token `scope`, when named):
    * NOT_FOUND when it is missing or invisible to them, FORBIDDEN when visible but not allowed.
    */
-  async find(em: EntityManager, viewer: Principal | null, id: string, needed = Permission.READ, scope?: Scope): Promise<Repository> {
+  async find(
+    em: EntityManager,
+    viewer: Principal | null,
+    id: string,
+    needed = Permission.READ,
+    scope?: Scope | null,
+    seenWith?: readonly Scope[],
+  ): Promise<Repository> {
     const repo = await findRepository(em, id);
     if (!repo) throw notFound('repository');
-    await authorize(em, viewer, repo, needed, scope);
+    await authorize(em, viewer, repo, needed, scope, seenWith);
     return repo;
   }
 

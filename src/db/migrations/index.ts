@@ -15,6 +15,7 @@ import { Migration20261126130000_RepositoryLockLeases } from './Migration2026112
 import { Migration20261126140000_RefsFingerprint } from './Migration20261126140000_RefsFingerprint.js';
 import { Migration20261126150000_OpenPullsCounter } from './Migration20261126150000_OpenPullsCounter.js';
 import { Migration20261126160000_BranchProtections } from './Migration20261126160000_BranchProtections.js';
+import { Migration20261127100000_CommitStatuses } from './Migration20261127100000_CommitStatuses.js';
 
 /** Migrations in the order they apply; `npm run migration:create -- <Name>` writes new ones to add here. */
 export const MIGRATIONS = [
@@ -35,4 +36,5 @@ export const MIGRATIONS = [
   Migration20261126140000_RefsFingerprint,
   Migration20261126150000_OpenPullsCounter,
   Migration20261126160000_BranchProtections,
+  Migration20261127100000_CommitStatuses,
 ];

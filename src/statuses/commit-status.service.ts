@@ -1,0 +1,198 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Permission } from '../auth/permissions.js';
+import { fastRead } from '../db/fast-read.js';
+import { DomainError, invalid, notFound, Problems } from '../errors/domain-error.js';
+import type { EventRecorder } from '../events/event-recorder.js';
+import type { GitStorage } from '../git/storage.js';
+import { newId } from '../ids.js';
+import { connection, type Connection, type Page } from '../graphql/pagination.js';
+import type { Principal, Scope } from '../principal.js';
+import type { Repository } from '../repositories/repository.entity.js';
+import type { Repositories } from '../repositories/repository.service.js';
+import { combinedStatus, type LatestStatus, type StatusState } from './combined-status.js';
+import { FULL_SHA, isCommit, resolveCommit, shaFacts } from './commit-refs.js';
+import { statusPayload } from './commit-status.payload.js';
+import type { CombinedStatusRecord, CreateCommitStatusInput } from './commit-status.types.js';
+
+/** GitHub's limits: a context keeps at most this many statuses of one commit; a description is short. */
+export const MAX_STATUSES_PER_CONTEXT = 1000;
+const MAX_DESCRIPTION = 140;
+const MAX_CONTEXT = 255;
+const MAX_TARGET_URL = 2048;
+
+/** A private repository shows itself to a token that may read it, or to a CI token that may post statuses on it. */
+const SEEN_WITH: readonly Scope[] = ['repo:read', 'repo:status'];
+
+interface StatusRow {
+  id: string;
+  state: StatusState;
+  context: string;
+  description: string | null;
+  target_url: string | null;
+  creator_id: string;
+  creator_login: string;
+  created_at: string | Date;
+  updated_at: string | Date;
+}
+
+const date = (value: string | Date) => (value instanceof Date ? value : new Date(value));
+
+function statusOf(row: StatusRow): LatestStatus {
+  return {
+    id: row.id,
+    state: row.state,
+    context: row.context,
+    description: row.description,
+    targetUrl: row.target_url,
+    creator: { id: row.creator_id, login: row.creator_login },
+    createdAt: date(row.created_at),
+    updatedAt: date(row.updated_at),
+  };
+}
+
+/** The commit statuses use cases: posting one (with its `status` event), listing a commit's, and its combined status. */
+export class CommitStatuses {
+  constructor(private readonly deps: { events: EventRecorder; repositories: Repositories; git: GitStorage }) {}
+
+  /** The repository, if the viewer may read statuses on it (`repo:status` tokens included). */
+  readable(em: EntityManager, viewer: Principal, repositoryId: string): Promise<Repository> {
+    return this.deps.repositories.find(em, viewer, repositoryId, Permission.READ, null, SEEN_WITH);
+  }
+
+  /** A commit's statuses, newest first; `ref` is a full sha, a branch or a tag. */
+  async list(em: EntityManager, repo: Repository, ref: string, page: Page): Promise<Connection<LatestStatus>> {
+    const sha = await resolveCommit(em, this.deps.git, repo.id, ref);
+    const [counted, rows] = await Promise.all([
+      fastRead<{ total: number }>(em, 'select count(*)::int as total from commit_statuses where repository_id = ? and sha = ?', [
+        repo.id,
+        sha,
+      ]),
+      page.limit === 0
+        ? Promise.resolve([])
+        : fastRead<StatusRow>(
+            em,
+            `select s.id, s.state, s.context, s.description, s.target_url, s.creator_id, u.login as creator_login, s.created_at, s.updated_at
+               from commit_statuses s join users u on u.id = s.creator_id
+              where s.repository_id = ? and s.sha = ?
+              order by s.created_at desc, s.id desc limit ? offset ?`,
+            [repo.id, sha, page.limit, page.offset],
+          ),
+    ]);
+    return connection(rows.map(statusOf), counted[0]!.total, page);
+  }
+
+  /** The latest status of each context of the commit `ref` names, and their combined state. */
+  async combined(em: EntityManager, repo: Repository, ref: string): Promise<CombinedStatusRecord> {
+    const sha = await resolveCommit(em, this.deps.git, repo.id, ref);
+    return { ...(await combinedStatus(em, repo.id, sha)), repository: repo };
+  }
+
+  /**
+   * Posting a status needs write permission and a token with `repo` or `repo:status`. The status,
+   * its context's latest pointer and count, and its `status` event are written by ONE statement:
+   * the context's row is locked only while PostgreSQL runs it, and the cap is decided on that row,
+   * so concurrent posts to one context can never pass it.
+   */
+  async create(em: EntityManager, viewer: Principal, input: CreateCommitStatusInput): Promise<LatestStatus> {
+    const repo = await this.deps.repositories.find(em, viewer, input.repositoryId, Permission.WRITE, 'repo:status', SEEN_WITH);
+    const sha = input.sha.toLowerCase();
+    const context = input.context ?? 'default';
+    checkStatus(input, sha, context);
+
+    const facts = await shaFacts(em, repo.id, sha);
+    if (!(await isCommit(this.deps.git, repo.id, sha, facts))) throw invalid('sha', 'not_a_commit', `no commit ${sha} in this repository`);
+
+    const now = new Date();
+    const status: LatestStatus = {
+      id: newId('sts'),
+      state: input.state,
+      context,
+      description: input.description ?? null,
+      targetUrl: input.targetUrl ?? null,
+      creator: { id: viewer.userId, login: viewer.login },
+      createdAt: now,
+      updatedAt: now,
+    };
+    const made = await this.deps.events.recordInStatement(
+      em,
+      {
+        // The context's row first, on its lock: it counts the status and names it the latest, unless
+        // the context is full (then nothing is written). The repository's KEY SHARE lock is what the
+        // foreign keys take anyway; a repository deleted meanwhile selects nothing.
+        ctes: `latest as (
+                 insert into commit_status_contexts as c (repository_id, sha, context, latest_id, state, count)
+                 select r.id, ?, ?, ?, ?, 1 from repositories r where r.id = ? for key share
+                 on conflict (repository_id, sha, context) do update
+                   set latest_id = excluded.latest_id, state = excluded.state, count = c.count + 1
+                   where c.count < ${MAX_STATUSES_PER_CONTEXT}
+                 returning repository_id, latest_id),
+               created as (
+                 insert into commit_statuses (id, repository_id, sha, state, context, description, target_url, creator_id, created_at, updated_at)
+                 select l.latest_id, l.repository_id, ?, ?, ?, ?, ?, ?, ?::timestamptz, ?::timestamptz from latest l
+                 returning id)`,
+        params: [
+          sha,
+          context,
+          status.id,
+          status.state,
+          repo.id,
+          sha,
+          status.state,
+          context,
+          status.description,
+          status.targetUrl,
+          viewer.userId,
+          now.toISOString(),
+          now.toISOString(),
+        ],
+        made: 'created',
+        key: 'id',
+        value: 'id',
+      },
+      // Nothing of the payload waits for the statement: the stand-in is a string no payload holds.
+      [
+        {
+          key: status.id,
+          change: { type: 'status', repository: repo, actor: status.creator, fields: statusPayload(sha, status, facts.branches) },
+          standIn: randomUUID(),
+        },
+      ],
+    );
+    if (!made.has(status.id)) throw await this.whyNotMade(em, repo.id, sha, context);
+    return status;
+  }
+
+  /** A post the statement did not make: the context was full, or the repository is gone. */
+  private async whyNotMade(em: EntityManager, repositoryId: string, sha: string, context: string): Promise<DomainError> {
+    const [row] = await em.execute<{ count: number }[]>(
+      'select count from commit_status_contexts where repository_id = ? and sha = ? and context = ?',
+      [repositoryId, sha, context],
+    );
+    if (row && row.count >= MAX_STATUSES_PER_CONTEXT) {
+      return invalid('context', 'too_many_statuses', `a commit holds at most ${MAX_STATUSES_PER_CONTEXT} statuses per context`);
+    }
+    return notFound('repository');
+  }
+}
+
+/** Every problem of a status's input at once (VALIDATION_FAILED, 422 in REST). */
+function checkStatus(input: CreateCommitStatusInput, sha: string, context: string): void {
+  const problems = new Problems();
+  if (!FULL_SHA.test(sha)) problems.add('sha', 'invalid', 'sha is the 40 hex digits of a commit');
+  if (context.trim() === '') problems.add('context', 'missing', 'context cannot be empty');
+  else if (context.length > MAX_CONTEXT) problems.add('context', 'too_long', `context is at most ${MAX_CONTEXT} characters`);
+  if (input.description && input.description.length > MAX_DESCRIPTION) {
+    problems.add('description', 'too_long', `description is at most ${MAX_DESCRIPTION} characters`);
+  }
+  if (input.targetUrl != null && !isWebUrl(input.targetUrl)) {
+    problems.add('targetUrl', 'invalid', `targetUrl is an http or https URL of at most ${MAX_TARGET_URL} characters`);
+  }
+  problems.throwIfAny();
+}
+
+function isWebUrl(text: string): boolean {
+  if (text.length > MAX_TARGET_URL || !URL.canParse(text)) return false;
+  const { protocol, host } = new URL(text);
+  return (protocol === 'http:' || protocol === 'https:') && host !== '';
+}
