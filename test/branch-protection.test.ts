@@ -109,11 +109,11 @@ describe('managing rules', () => {
     expectError(await protect(secret, 'main', {}, dev), 404, 'not_found');
 
     for (const [branch, rule, field] of [
-      ['main', { required_approving_review_count: 7 }, 'requiredApprovingReviewCount'],
-      ['main', { required_approving_review_count: -1 }, 'requiredApprovingReviewCount'],
+      ['main', { required_approving_review_count: 7 }, 'required_approving_review_count'],
+      ['main', { required_approving_review_count: -1 }, 'required_approving_review_count'],
       ['a..b', {}, 'branch'],
-      ['main', { required_status_checks: { contexts: [''] } }, 'requiredStatusChecks.contexts'],
-      ['main', { required_status_checks: { contexts: Array.from({ length: 101 }, (_, i) => `c${i}`) } }, 'requiredStatusChecks.contexts'],
+      ['main', { required_status_checks: { contexts: [''] } }, 'required_status_checks.contexts'],
+      ['main', { required_status_checks: { contexts: Array.from({ length: 101 }, (_, i) => `c${i}`) } }, 'required_status_checks.contexts'],
     ] as const) {
       const res = await protect(repo, branch, rule);
       expectError(res, 422, 'validation_failed');
@@ -182,11 +182,11 @@ describe('pushes', () => {
     await repo.commit('release/1.0', 'second', { r: '2' });
     const pushed = await tryPush(repo, ['release/1.0']);
     expect(pushed.output).toContain('protected branch: changes must be made through a pull request');
-    // `*` stays within one path segment: release/1.0/hotfix is not protected by release/*.
-    await repo.commit('release/1.0/hotfix', 'hotfix', { h: '1' });
-    expect((await tryPush(repo, ['release/1.0/hotfix'])).ok).toBe(true);
-    await repo.commit('release/1.0/hotfix', 'hotfix 2', { h: '2' });
-    expect((await tryPush(repo, ['release/1.0/hotfix'])).ok).toBe(true);
+    // `*` stays within one path segment: release/next/hotfix is not protected by release/*.
+    await repo.commit('release/next/hotfix', 'hotfix', { h: '1' });
+    expect((await tryPush(repo, ['release/next/hotfix'])).ok).toBe(true);
+    await repo.commit('release/next/hotfix', 'hotfix 2', { h: '2' });
+    expect((await tryPush(repo, ['release/next/hotfix'])).ok).toBe(true);
     // An exact name beats the pattern.
     await protect(repo, 'release/1.0', {});
     expect((await tryPush(repo, ['release/1.0'])).ok).toBe(true);
@@ -216,6 +216,21 @@ describe('pushes', () => {
     await repo.commit('main', 'by the owner again', { o: '2' });
     const pushed = await tryPush(repo, ['main'], [], asOwner);
     expect(pushed.output).toContain('protected branch: changes must be made through a pull request');
+  });
+
+  test('required status checks: a push of a commit without a successful "ci" is refused; once CI passed it, it lands', async () => {
+    const repo = await newRepo();
+    await protect(repo, 'main', { required_status_checks: { strict: false, contexts: ['ci'] } });
+    const sha = await repo.commit('main', 'needs ci', { c: '1' });
+    const refused = await tryPush(repo, ['main']);
+    expect(refused.output).toContain('protected branch: status check "ci" is required');
+    // CI sees the commit on another branch and reports on it.
+    expect((await tryPush(repo, ['main:refs/heads/candidate'])).ok).toBe(true);
+    await dev.post(`/repos/${repo.id}/statuses/${sha}`, { state: 'failure', context: 'ci' });
+    expect((await tryPush(repo, ['main'])).output).toContain('status check "ci" is required (its latest status is failure)');
+    await dev.post(`/repos/${repo.id}/statuses/${sha}`, { state: 'success', context: 'ci' });
+    expect((await tryPush(repo, ['main'])).ok).toBe(true);
+    expect(await repo.remoteSha('main')).toBe(sha);
   });
 
   test('an atomic push with one refused ref lands nothing', async () => {
@@ -270,6 +285,26 @@ describe('merges through the API', () => {
       expect.objectContaining({ code: 'changes_requested', message: 'bp-reviewer requested changes' }),
     ]);
     await reviewer.post(`/repos/${repo.id}/pulls/${number}/reviews`, { event: 'APPROVE' });
+    expect((await dev.put(`/repos/${repo.id}/pulls/${number}/merge`, {})).status).toBe(200);
+  });
+
+  test('required status checks: blocked and 405 until the head has a successful "ci"; a failing optional status is unstable', async () => {
+    const repo = await newRepo();
+    await protect(repo, 'main', { required_status_checks: { strict: false, contexts: ['ci'] } });
+    const number = await openPull(repo, 'feature', { f: '1' });
+    const head = (await repo.get(number)).body.head.sha;
+    expect((await repo.get(number)).body.mergeable_state).toBe('blocked');
+    let refused = await dev.put(`/repos/${repo.id}/pulls/${number}/merge`, {});
+    expect(refused.body.error.details).toEqual([
+      { field: 'required_status_checks', code: 'status_check_missing', message: 'status check "ci" is required' },
+    ]);
+    await dev.post(`/repos/${repo.id}/statuses/${head}`, { state: 'pending', context: 'ci' });
+    refused = await dev.put(`/repos/${repo.id}/pulls/${number}/merge`, {});
+    expect(refused.body.error.details).toEqual([expect.objectContaining({ code: 'status_check_pending' })]);
+    await dev.post(`/repos/${repo.id}/statuses/${head}`, { state: 'success', context: 'ci' });
+    await dev.post(`/repos/${repo.id}/statuses/${head}`, { state: 'failure', context: 'coverage' });
+    const record = (await repo.get(number)).body;
+    expect({ state: record.mergeable_state, status: record.status }).toEqual({ state: 'unstable', status: 'failure' });
     expect((await dev.put(`/repos/${repo.id}/pulls/${number}/merge`, {})).status).toBe(200);
   });
 

@@ -40,7 +40,6 @@ function matches(pattern: string, branch: string): boolean {
 export function patternProblem(pattern: string): string | null {
   if (!pattern.trim()) return 'the branch name or pattern is empty';
   if (pattern.length > 255) return 'the branch name or pattern is longer than 255 characters';
-  // eslint-disable-next-line no-control-regex
   if (/[\x00-\x20\x7f~^:?[\\]/.test(pattern))
     return 'the branch name or pattern contains a space, a control character or one of ~ ^ : ? [ \\';
   if (pattern.startsWith('/') || pattern.endsWith('/') || pattern.includes('//') || pattern.includes('..') || pattern.includes('@{')) {
