@@ -1,5 +1,7 @@
 import {
   CreatePullRequestDocument,
+  DisablePullRequestAutoMergeDocument,
+  EnablePullRequestAutoMergeDocument,
   GetPullRequestDocument,
   ListPullRequestCommitsDocument,
   ListPullRequestFilesDocument,
@@ -64,6 +66,21 @@ export const PULL_ROUTES: RestRoute[] = [
     variables: pullInput,
     resultPath: ['merge_pull_request'],
     body: PULL_BODY,
+  }),
+  route({
+    method: 'put',
+    path: '/repos/:id/pulls/:number/auto_merge',
+    document: EnablePullRequestAutoMergeDocument,
+    variables: pullInput,
+    resultPath: ['enable_pull_request_auto_merge'],
+    body: PULL_BODY,
+  }),
+  route({
+    method: 'delete',
+    path: '/repos/:id/pulls/:number/auto_merge',
+    document: DisablePullRequestAutoMergeDocument,
+    variables: (input) => ({ input: { repository_id: input.params.id, number: numberParam(input.params.number) } }),
+    resultPath: ['disable_pull_request_auto_merge'],
   }),
   route({
     method: 'get',

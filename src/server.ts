@@ -194,6 +194,9 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
   cleanups.push('rate limits', () => limiter.stop()); // counts reach the database before it closes
   // The use cases, each given the collaborators it needs.
   const repositories = new Repositories({ events, storage: git, refs, baseUrl: config.baseUrl });
+  const requirements = new PullRequirements();
+  const pulls = new PullRequests({ events, repositories, git, refs, mergeability, requirements, log, baseUrl: config.baseUrl }, orm);
+  events.onRecord(pulls.autoMerger.wakes());
   const services: Services = {
     ...{ config, log, orm, git, refs, events, auth, webhookDelivery, mergeability },
     accounts: new Accounts(auth, config.baseUrl),
@@ -201,16 +204,7 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
     browse: new RepositoryBrowser(git),
     collaborators: new Collaborators({ events, repositories }),
     issues: new Issues({ events, repositories }),
-    pulls: new PullRequests({
-      events,
-      repositories,
-      git,
-      refs,
-      mergeability,
-      requirements: new PullRequirements(),
-      log,
-      baseUrl: config.baseUrl,
-    }),
+    pulls,
     protections: new BranchProtections({ repositories }),
     statuses: new CommitStatuses({ events, repositories, git }),
     webhookAdmin: new WebhookAdmin({ repositories, delivery: webhookDelivery, baseUrl: config.baseUrl }),
@@ -227,6 +221,7 @@ async function startJobs(config: Config, log: Logger, cleanups: Cleanups, stores
     reconcileJobs(services),
     services.webhookDelivery.jobs(),
     services.mergeability.jobs(),
+    services.pulls.autoMerger.jobs(),
   ]);
   const agenda: Agenda = jobs.agenda;
   cleanups.push('jobs', () => jobs.stop());
@@ -235,6 +230,8 @@ async function startJobs(config: Config, log: Logger, cleanups: Cleanups, stores
   await services.webhookDelivery.start(agenda, stores.embedded !== null);
   await services.mergeability.start(agenda);
   cleanups.push('mergeability checks', () => services.mergeability.stop());
+  await services.pulls.autoMerger.start(agenda);
+  cleanups.push('auto-merges', () => services.pulls.autoMerger.stop());
   // Cleanups run in reverse: pushes in flight record their events, then attempts in flight
   // finish, then jobs, git hosting and the database stop.
   cleanups.push('webhook attempts', () => services.webhookDelivery.stop());

@@ -55,6 +55,10 @@ registerEnumType(MergeableState, {
   name: 'pull_requests_open_by_base',
   expression: `create index "pull_requests_open_by_base" on "pull_requests" ("repository_id", "base_ref") where "state" = 'open'`,
 })
+@Index({
+  name: 'pull_requests_auto_merge',
+  expression: `create index "pull_requests_auto_merge" on "pull_requests" ("repository_id") where "state" = 'open' and "auto_merge_method" is not null`,
+})
 export class PullRequest {
   [OptionalProps]?:
     | 'id'
@@ -72,6 +76,9 @@ export class PullRequest {
     | 'createdAt'
     | 'updatedAt'
     | 'closedAt'
+    | 'autoMergeMethod'
+    | 'autoMergeEnabledBy'
+    | 'autoMerge'
     | 'repositoryId';
 
   @PrimaryKey({ type: 'text' })
@@ -143,6 +150,19 @@ export class PullRequest {
 
   @Property({ type: 'datetime', nullable: true })
   closedAt: Date | null = null;
+
+  /** Set while auto-merge is enabled: how it will merge (auto-merge.ts). */
+  @Property({ type: 'text', nullable: true })
+  autoMergeMethod: string | null = null;
+
+  /** Who enabled auto-merge: the merger once every requirement holds. */
+  @ManyToOne(() => User, { nullable: true, deleteRule: 'set null' })
+  autoMergeEnabledBy: User | null = null;
+
+  /** Auto-merge as the view names it. */
+  get autoMerge(): { enabledBy: User; method: string } | null {
+    return this.autoMergeMethod && this.autoMergeEnabledBy ? { enabledBy: this.autoMergeEnabledBy, method: this.autoMergeMethod } : null;
+  }
 
   /** The repository's id (without loading it), as the view of a pull request names it. */
   get repositoryId(): string {

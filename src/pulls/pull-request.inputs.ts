@@ -84,3 +84,12 @@ export class SubmitReviewInput extends NumberedItemInput {
   @Field(() => String, { nullable: true, description: 'Required to request changes or comment.' })
   body?: string | null;
 }
+
+@InputType()
+export class AutoMergeInput extends NumberedItemInput {
+  @Field(() => MergeMethod, { nullable: true, description: 'How it will merge; merge when neither this nor mergeMethod is given.' })
+  method?: MergeMethod | null;
+
+  @Field(() => MergeMethod, { nullable: true, description: "GitHub's name for method: the same field." })
+  mergeMethod?: MergeMethod | null;
+}

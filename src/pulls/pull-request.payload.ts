@@ -30,6 +30,7 @@ export function pullRequestPayload(pr: PullRequestFacts) {
     created_at: iso(view.createdAt),
     updated_at: iso(view.updatedAt),
     closed_at: iso(view.closedAt),
+    auto_merge: view.autoMerge ? { enabled_by: view.autoMerge.enabledBy, method: view.autoMerge.method } : null,
     repository_id: view.repositoryId,
   };
 }
@@ -64,6 +65,9 @@ declare module '../events/event-map.js' {
       closed: PullRequestFields;
       reopened: PullRequestFields;
       merged: PullRequestFields;
+      auto_merge_enabled: PullRequestFields;
+      /** `reason`: why it stopped (asked, or a push by someone who cannot write). */
+      auto_merge_disabled: PullRequestFields & { reason: string };
     };
     /** `pull_request_review`: `dismissed` when a push to the head dismissed an approval (branch protection). */
     pull_request_review: {

@@ -43,6 +43,9 @@ interface PullRequestRow {
   created_at: string | Date;
   updated_at: string | Date;
   closed_at: string | Date | null;
+  auto_merge_method: string | null;
+  auto_merge_enabled_by_id: string | null;
+  auto_merge_login: string | null;
   repository_id: string;
 }
 
@@ -72,6 +75,10 @@ function factsOf(row: PullRequestRow): PullRequestFacts {
     createdAt: date(row.created_at),
     updatedAt: date(row.updated_at),
     closedAt: row.closed_at === null ? null : date(row.closed_at),
+    autoMerge:
+      row.auto_merge_method && row.auto_merge_enabled_by_id
+        ? { enabledBy: { id: row.auto_merge_enabled_by_id, login: row.auto_merge_login! }, method: row.auto_merge_method }
+        : null,
     repositoryId: row.repository_id,
   };
 }
@@ -83,11 +90,12 @@ function factsOf(row: PullRequestRow): PullRequestFacts {
 async function readViews(em: EntityManager, ids: string, params: unknown[], order: string): Promise<PullRequestView[]> {
   const rows = await fastRead<PullRequestRow>(
     em,
-    `select p.*, u.login as user_login, m.login as merged_by_login
+    `select p.*, u.login as user_login, m.login as merged_by_login, a.login as auto_merge_login
        from (${ids}) as wanted
        join pull_requests p on p.id = wanted.id
        join users u on u.id = p.user_id
        left join users m on m.id = p.merged_by_id
+       left join users a on a.id = p.auto_merge_enabled_by_id
       order by ${order}`,
     params,
   );

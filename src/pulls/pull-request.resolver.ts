@@ -7,6 +7,7 @@ import { ConnectionType, PageArgs, resolvePage } from '../graphql/pagination.js'
 import { Repository } from '../repositories/repository.entity.js';
 import { PullRequestFile } from './pull-request.git.js';
 import {
+  AutoMergeInput,
   CreatePullRequestInput,
   MergePullRequestInput,
   MergeResult,
@@ -49,6 +50,19 @@ export class PullRequestResolver {
   })
   mergePullRequest(@Arg('input', () => MergePullRequestInput) input: MergePullRequestInput, @Ctx() ctx: Context): Promise<MergeResult> {
     return ctx.services.pulls.merge(ctx.em, ctx.viewer, input);
+  }
+
+  @Mutation(() => PullRequestView, {
+    description:
+      'Enables auto-merge: the pull request merges itself, as you, once every requirement of its base branch holds. Needs write.',
+  })
+  enablePullRequestAutoMerge(@Arg('input', () => AutoMergeInput) input: AutoMergeInput, @Ctx() ctx: Context): Promise<PullRequestView> {
+    return ctx.services.pulls.enableAutoMerge(ctx.em, ctx.viewer, input);
+  }
+
+  @Mutation(() => PullRequestView, { description: 'Disables auto-merge. Needs write.' })
+  disablePullRequestAutoMerge(@Arg('input', () => AutoMergeInput) input: AutoMergeInput, @Ctx() ctx: Context): Promise<PullRequestView> {
+    return ctx.services.pulls.disableAutoMerge(ctx.em, ctx.viewer, input);
   }
 
   @UseMiddleware(CreatesContent)

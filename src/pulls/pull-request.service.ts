@@ -1,10 +1,13 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { disableAutoMerge, enableAutoMerge } from './auto-merge.js';
+import { AutoMerger } from './auto-merger.js';
 import type { Principal } from '../principal.js';
 import type { Repository } from '../repositories/repository.entity.js';
 import type { Page } from '../graphql/pagination.js';
 import { mergePullRequest } from './merge.js';
 import type { PullDeps } from './pull-request.deps.js';
 import type {
+  AutoMergeInput,
   CreatePullRequestInput,
   MergePullRequestInput,
   PullRequestStateFilter,
@@ -22,7 +25,15 @@ import { listReviews, submitReview } from './review.service.js';
  * own file (reads, writes, merge, reviews); changes answer with the view clients see.
  */
 export class PullRequests {
-  constructor(private readonly deps: PullDeps) {}
+  /** Merges pull requests with auto-merge enabled once they are ready (its jobs and wakes are wired at start-up). */
+  readonly autoMerger: AutoMerger;
+
+  constructor(
+    private readonly deps: PullDeps,
+    orm: MikroORM,
+  ) {
+    this.autoMerger = new AutoMerger(orm, deps);
+  }
 
   async list(em: EntityManager, repo: Repository, state: PullRequestStateFilter, page: Page) {
     const listed = await listPullRequests(em, repo, state, page);
@@ -58,6 +69,16 @@ export class PullRequests {
 
   merge(em: EntityManager, viewer: Principal, input: MergePullRequestInput) {
     return mergePullRequest(this.deps, em, viewer, input);
+  }
+
+  async enableAutoMerge(em: EntityManager, viewer: Principal, input: AutoMergeInput) {
+    const view = await this.refined(em, pullRequestView(await enableAutoMerge(this.deps, em, viewer, input)));
+    this.autoMerger.wake(view.repositoryId);
+    return view;
+  }
+
+  async disableAutoMerge(em: EntityManager, viewer: Principal, input: AutoMergeInput) {
+    return this.refined(em, pullRequestView(await disableAutoMerge(this.deps, em, viewer, input)));
   }
 
   reviews(em: EntityManager, pullRequestId: string, page: Page) {

@@ -2,6 +2,7 @@ import { Field, ID, Int, ObjectType } from 'type-graphql';
 import { Actor } from '../auth/user.entity.js';
 import type { ActorRef } from '../events/payloads.js';
 import { actorRef } from '../events/payloads.js';
+import { MergeMethod } from './merge-commits.js';
 import { MergeableState, PullRequestState } from './pull-request.entity.js';
 
 /** One side of a pull request: a branch and the commit it pointed at. */
@@ -12,6 +13,16 @@ export class PullRequestBranch {
 
   @Field({ description: 'While open, the branch tip; once closed or merged, as it was then.' })
   sha!: string;
+}
+
+/** Auto-merge, while enabled: who enabled it (the merger) and how it will merge. */
+@ObjectType('AutoMerge')
+export class AutoMergeView {
+  @Field(() => Actor)
+  enabledBy!: ActorRef;
+
+  @Field(() => MergeMethod)
+  method!: MergeMethod;
 }
 
 /**
@@ -82,6 +93,9 @@ export class PullRequestView {
   @Field(() => Date, { nullable: true })
   closedAt!: Date | null;
 
+  @Field(() => AutoMergeView, { nullable: true, description: 'Set while auto-merge is enabled.' })
+  autoMerge!: AutoMergeView | null;
+
   @Field(() => ID)
   repositoryId!: string;
 
@@ -114,6 +128,7 @@ export interface PullRequestFacts {
   createdAt: Date;
   updatedAt: Date;
   closedAt: Date | null;
+  autoMerge: { enabledBy: ActorRef; method: string } | null;
   repositoryId: string;
 }
 
@@ -155,6 +170,7 @@ export function pullRequestView(facts: PullRequestFacts): PullRequestView {
     createdAt: facts.createdAt,
     updatedAt: facts.updatedAt,
     closedAt: facts.closedAt,
+    autoMerge: facts.autoMerge ? { enabledBy: actorRef(facts.autoMerge.enabledBy), method: facts.autoMerge.method as MergeMethod } : null,
     repositoryId: facts.repositoryId,
     baseInHead: null,
   });

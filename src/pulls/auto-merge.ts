@@ -1,0 +1,76 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Permission } from '../auth/permissions.js';
+import { User } from '../auth/user.entity.js';
+import { invalid } from '../errors/domain-error.js';
+import type { Principal } from '../principal.js';
+import type { Repository } from '../repositories/repository.entity.js';
+import { MergeMethod } from './merge-commits.js';
+import type { PullDeps } from './pull-request.deps.js';
+import { PullRequest, PullRequestState } from './pull-request.entity.js';
+import type { AutoMergeInput } from './pull-request.inputs.js';
+import { pullRequestPayload } from './pull-request.payload.js';
+import { findPullRequest } from './pull-request.reads.js';
+import { lockPullRequest } from './pull-request.writes.js';
+
+/**
+ * Enabling auto-merge (write access): the pull request then merges itself, by `method`, as soon as
+ * every requirement of its base branch holds (auto-merger.ts), with the one who enabled it as the
+ * merger. Enabling again changes the method (and the merger) and records the event again.
+ */
+export async function enableAutoMerge(deps: PullDeps, em: EntityManager, viewer: Principal, input: AutoMergeInput): Promise<PullRequest> {
+  const repo = await deps.repositories.find(em, viewer, input.repositoryId, Permission.WRITE);
+  const loaded = await findPullRequest(em, repo, input.number);
+  const method = input.method ?? input.mergeMethod ?? MergeMethod.MERGE;
+  const changed = await deps.events.transaction(em, async (tx) => {
+    const pr = await lockPullRequest(tx, loaded);
+    if (pr.state !== PullRequestState.OPEN) {
+      throw invalid('state', 'not_open', `the pull request is ${pr.state}: only an open pull request merges itself`);
+    }
+    pr.autoMergeMethod = method;
+    pr.autoMergeEnabledBy = await tx.findOneOrFail(User, { id: viewer.userId });
+    pr.updatedAt = new Date();
+    await deps.events.record(tx, {
+      type: 'pull_request',
+      action: 'auto_merge_enabled',
+      repository: repo,
+      actor: pr.autoMergeEnabledBy,
+      fields: { number: pr.number, pull_request: pullRequestPayload(pr) },
+    });
+    return pr;
+  });
+  return changed;
+}
+
+/** Disabling auto-merge (write access); a pull request without it is answered as it is, with no event. */
+export async function disableAutoMerge(deps: PullDeps, em: EntityManager, viewer: Principal, input: AutoMergeInput): Promise<PullRequest> {
+  const repo = await deps.repositories.find(em, viewer, input.repositoryId, Permission.WRITE);
+  const loaded = await findPullRequest(em, repo, input.number);
+  return deps.events.transaction(em, async (tx) => {
+    const pr = await lockPullRequest(tx, loaded);
+    if (!pr.autoMergeMethod) return pr;
+    const actor = await tx.findOneOrFail(User, { id: viewer.userId });
+    await stopAutoMerge(deps, tx, repo, pr, actor, 'disabled');
+    return pr;
+  });
+}
+
+/** Clears auto-merge of a locked pull request and records `auto_merge_disabled` with why. */
+export async function stopAutoMerge(
+  deps: Pick<PullDeps, 'events'>,
+  tx: EntityManager,
+  repository: Repository,
+  pr: PullRequest,
+  actor: { id: string; login: string },
+  reason: string,
+): Promise<void> {
+  pr.autoMergeMethod = null;
+  pr.autoMergeEnabledBy = null;
+  pr.updatedAt = new Date();
+  await deps.events.record(tx, {
+    type: 'pull_request',
+    action: 'auto_merge_disabled',
+    repository,
+    actor,
+    fields: { number: pr.number, pull_request: pullRequestPayload(pr), reason },
+  });
+}
