@@ -14,6 +14,7 @@ import { Migration20261126120000_JournalPushDetails } from './Migration202611261
 import { Migration20261126130000_RepositoryLockLeases } from './Migration20261126130000_RepositoryLockLeases.js';
 import { Migration20261126140000_RefsFingerprint } from './Migration20261126140000_RefsFingerprint.js';
 import { Migration20261126150000_OpenPullsCounter } from './Migration20261126150000_OpenPullsCounter.js';
+import { Migration20261127100000_PullRefs } from './Migration20261127100000_PullRefs.js';
 
 /** Migrations in the order they apply; `npm run migration:create -- <Name>` writes new ones to add here. */
 export const MIGRATIONS = [
@@ -33,4 +34,5 @@ export const MIGRATIONS = [
   Migration20261126130000_RepositoryLockLeases,
   Migration20261126140000_RefsFingerprint,
   Migration20261126150000_OpenPullsCounter,
+  Migration20261127100000_PullRefs,
 ];
