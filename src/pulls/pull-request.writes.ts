@@ -222,6 +222,8 @@ export async function updatePullRequest(
         pr.closedAt = null;
         pr.headSha = headSha;
         pr.baseSha = baseSha;
+        // Checked again even for the pair it had: closing took its merge ref, which the check writes.
+        pr.mergeableBaseSha = pr.mergeableHeadSha = null;
         if (!retarget) pr.commitsCount = await checkPair(dir, { name: pr.baseRef, sha: baseSha }, { name: pr.headRef, sha: headSha });
       } else if (nextState === PullRequestState.CLOSED && pr.state === PullRequestState.OPEN) {
         transition = 'closed';
