@@ -5,13 +5,13 @@ import type { EventRecorder } from '../events/event-recorder.js';
 import { isAncestor } from '../git/commits.js';
 import type { DescribedUpdate, GitActor } from '../git/refs/push-events.js';
 import type { RefListener } from '../git/refs/ref-transaction.js';
-import { runGit } from '../git/run-git.js';
 import type { GitStorage } from '../git/storage.js';
 import { countOpen } from '../repositories/numbering.js';
 import type { Mergeability } from './mergeability.js';
 import { PullRequest, PullRequestState } from './pull-request.entity.js';
 import { pullRequestPayload } from './pull-request.payload.js';
-import { countCommits } from './pull-request.git.js';
+import { countCommits, headsContainedIn } from './pull-request.git.js';
+import { applyPullRefs, settledRefs } from './pull-refs.js';
 
 /** What a merge through the API writes into the ref transaction's journal entry. */
 export interface MergeNote {
@@ -146,6 +146,7 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
       }
     }
     await tx.flush();
+    await applyPullRefs(dir, settledRefs(pulls.filter((pr) => pr.state !== PullRequestState.OPEN))); // merged or closed now: pull-refs.ts
     events.afterCommit(tx, () => mergeability.wake(change.repository.id));
     const areOpen = pulls.filter((pr) => pr.state === PullRequestState.OPEN).length;
     await countOpen(tx, change.repository.id, 'open_pulls', areOpen - wereOpen); // last: it locks the counters that creation takes too
@@ -187,8 +188,8 @@ async function headsInBase(dir: string, pulls: PullRequest[], tip: (branch: stri
     byBase.set(baseTip, [...(byBase.get(baseTip) ?? []), pr]);
   }
   for (const [baseTip, group] of byBase) {
-    const { stdout } = await runGit(['for-each-ref', `--merged=${baseTip}`, '--format=%(refname)', BRANCH], { cwd: dir });
-    const contained = new Set(stdout.split('\n').filter(Boolean));
+    // Counted, not listed with for-each-ref --merged: the counts that follow, of the same pairs, are then made (pull-refs.ts).
+    const contained = await headsContainedIn(dir, baseTip, new Map(group.map((pr) => [`${BRANCH}${pr.headRef}`, tip(pr.headRef)!])));
     for (const pr of group) if (contained.has(`${BRANCH}${pr.headRef}`)) merged.add(pr.id);
   }
   return merged;

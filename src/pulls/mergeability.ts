@@ -7,7 +7,8 @@ import type { Metrics } from '../http/metrics.js';
 import { defineJob, type JobDefinitions } from '../jobs/agenda.js';
 import type { Logger } from '../logger.js';
 import { GitLimitExceeded } from '../git/run-git.js';
-import { countCommitsOf, mergeTree } from './pull-request.git.js';
+import { countCommitsOf, mergeTree, type MergeTreeResult } from './pull-request.git.js';
+import { applyPullRefs, linkHeadRef, pullRef, writeTestMerge, type PullRefChange } from './pull-refs.js';
 
 const MERGEABILITY_SWEEP_JOB = 'pull-request-mergeability-sweep';
 /** Open pull requests checked per pass over a repository; a repository with more gets another pass at once. */
@@ -19,8 +20,19 @@ const STALE = `state = 'open' and (mergeable_base_sha is distinct from base_sha 
 
 interface StalePullRequest {
   id: string;
+  number: number;
+  head_ref: string;
   base_sha: string;
   head_sha: string;
+  mergeable_head_sha: string | null;
+}
+
+/** A check made, to be stored with the rest of its pass. */
+interface Checked {
+  pr: StalePullRequest;
+  result: MergeTreeResult & { commit: string | null };
+  commits: number | null;
+  started: number;
 }
 
 /**
@@ -92,7 +104,7 @@ export class Mergeability {
   private async checkRepository(repositoryId: string): Promise<void> {
     const em = this.orm.em.fork();
     const stale = await em.execute<StalePullRequest[]>(
-      `select id, base_sha, head_sha from pull_requests where repository_id = ? and ${STALE} order by number limit ${BATCH}`,
+      `select id, number, head_ref, base_sha, head_sha, mergeable_head_sha from pull_requests where repository_id = ? and ${STALE} order by number limit ${BATCH}`,
       [repositoryId],
     );
     if (!stale.length) return;
@@ -102,7 +114,8 @@ export class Mergeability {
     if (!owner) return;
     const account = owner.owner_id;
     // Commits are counted with one git process per base (pull requests mostly share one), merges one by one.
-    // A count git cannot make within its bounds keeps the counts stored (null: unknown).
+    // A count git cannot make within its bounds keeps the counts stored (null: unknown). Counts the
+    // push that made the pair already made cost nothing (pull-request.git.ts countCommitsOf).
     const counts = new Map<string, Promise<Map<string, number> | null>>();
     for (const base of new Set(stale.map((pr) => pr.base_sha))) {
       const heads = stale.filter((pr) => pr.base_sha === base).map((pr) => pr.head_sha);
@@ -114,21 +127,58 @@ export class Mergeability {
     this.metrics.mergeabilityQueueDepth.inc(stale.length);
     let begun = 0;
     let settled = false;
+    const checked: Checked[] = [];
+    let failure: unknown = null;
     try {
       await mapLimit(stale, CONCURRENT_CHECKS, async (pr) => {
         begun++;
         if (!settled) this.metrics.mergeabilityQueueDepth.dec();
         const started = performance.now();
-        let outcome = 'failed';
-        try {
-          const [result, counted] = await Promise.all([
-            this.slots
-              .run(account, () => mergeTree(dir, pr.base_sha, pr.head_sha))
-              .catch(this.beyondBounds(repositoryId, { tree: null, conflicts: [] as string[] })),
-            counts.get(pr.base_sha)!,
-          ]);
-          const commits = counted ? (counted.get(pr.head_sha) ?? 0) : null;
-          const stored = await em.execute<QueryResult>(
+        const [result, counted] = await Promise.all([
+          this.slots
+            .run(account, async () => {
+              const merged = await mergeTree(dir, pr.base_sha, pr.head_sha);
+              // The test merge for refs/pull/<n>/merge, made from the tree just computed (pull-refs.ts).
+              const commit = merged.tree === null ? null : await writeTestMerge(dir, pr.base_sha, pr.head_sha, merged.tree);
+              return { ...merged, commit };
+            })
+            .catch(this.beyondBounds(repositoryId, { tree: null, conflicts: [] as string[], commit: null })),
+          counts.get(pr.base_sha)!,
+        ]);
+        checked.push({ pr, result, commits: counted ? (counted.get(pr.head_sha) ?? 0) : null, started });
+      });
+    } catch (error) {
+      failure = error; // what was checked is stored all the same; the sweep takes up the rest
+    } finally {
+      // After a failure the pass is over for the queue, though a check still running may go on to the
+      // rest: what it has not started counts as no longer waiting (the sweep takes them up again).
+      settled = true;
+      if (begun < stale.length) this.metrics.mergeabilityQueueDepth.dec(stale.length - begun);
+      if (checked.length < begun) this.metrics.mergeabilityChecks.inc({ outcome: 'failed' }, begun - checked.length);
+    }
+    await this.store(
+      dir,
+      checked.sort((a, b) => a.pr.number - b.pr.number),
+    );
+    if (failure) throw failure;
+    if (stale.length === BATCH) this.again.add(repositoryId);
+  }
+
+  /**
+   * Stores the pass's results and writes its pull refs in one transaction: each result only if its
+   * pair is still current (the update takes the row lock a push's change or a close waits for), then
+   * every ref change of the pass with one `update-ref --stdin` before the commit — so the refs of a
+   * pull request are written in the order of its changes, and a result dropped moves no ref.
+   */
+  private async store(dir: string, checked: Checked[]): Promise<void> {
+    if (!checked.length) return;
+    const outcomes: string[] = [];
+    try {
+      await this.orm.em.fork().transactional(async (tx) => {
+        outcomes.length = 0;
+        const refs: PullRefChange[] = [];
+        for (const { pr, result, commits } of checked) {
+          const stored = await tx.execute<QueryResult>(
             `update pull_requests
                 set mergeable = ?, conflicts = ?::jsonb, mergeable_base_sha = ?, mergeable_head_sha = ?, commits_count = coalesce(?, commits_count)
               where id = ? and state = 'open' and base_sha = ? and head_sha = ?`,
@@ -136,19 +186,24 @@ export class Mergeability {
             'run',
           );
           // Not stored: a push or a close replaced the pair while it was checked (its own check follows).
-          outcome = stored.affectedRows === 0 ? 'superseded' : result.tree !== null ? 'mergeable' : 'conflicting';
-        } finally {
-          this.metrics.mergeabilityChecks.inc({ outcome });
-          this.metrics.mergeabilityDuration.observe((performance.now() - started) / 1000);
+          outcomes.push(stored.affectedRows === 0 ? 'superseded' : result.tree !== null ? 'mergeable' : 'conflicting');
+          if (stored.affectedRows === 0) continue;
+          refs.push({ ref: pullRef(pr.number, 'merge'), sha: result.commit });
+          // Never checked: opened before pull refs existed (a migration made it stale) — or just
+          // opened, its head ref linked already; linking again is harmless and once per opening.
+          if (pr.mergeable_head_sha === null) await linkHeadRef(dir, pr.number, pr.head_ref);
         }
+        await applyPullRefs(dir, refs);
       });
+    } catch (error) {
+      outcomes.fill('failed');
+      throw error;
     } finally {
-      // After a failure the pass is over for the queue, though a check still running may go on to the
-      // rest: what it has not started counts as no longer waiting (the sweep takes them up again).
-      settled = true;
-      if (begun < stale.length) this.metrics.mergeabilityQueueDepth.dec(stale.length - begun);
+      for (const [i, { started }] of checked.entries()) {
+        this.metrics.mergeabilityChecks.inc({ outcome: outcomes[i] ?? 'failed' });
+        this.metrics.mergeabilityDuration.observe((performance.now() - started) / 1000);
+      }
     }
-    if (stale.length === BATCH) this.again.add(repositoryId);
   }
 
   /**

@@ -57,10 +57,32 @@ export class PullRequestFile {
   patch!: string | null;
 }
 
+/**
+ * Commit counts already made, by repository directory, base and head: a count is a fact about two
+ * commits, which never change, so it is never stale. A push's ref change counts its pull requests'
+ * commits (follow-refs.ts) and the mergeability check that follows in the same process needs the
+ * same counts: it finds them here instead of running git again (see pull-refs.ts for why that
+ * process matters). Bounded: the oldest go first.
+ */
+const knownCounts = new Map<string, number>();
+const KNOWN_COUNTS = 10_000;
+const countKey = (dir: string, base: string, head: string) => `${dir}\0${base}\0${head}`;
+
+function rememberCount(dir: string, base: string, head: string, count: number): void {
+  const key = countKey(dir, base, head);
+  knownCounts.delete(key);
+  knownCounts.set(key, count);
+  if (knownCounts.size > KNOWN_COUNTS) knownCounts.delete(knownCounts.keys().next().value!);
+}
+
 /** Commits on `head` that `base` lacks (`base..head`). */
 export async function countCommits(dir: string, base: string, head: string): Promise<number> {
+  const known = knownCounts.get(countKey(dir, base, head));
+  if (known !== undefined) return known;
   const { stdout } = await runGit(['rev-list', '--count', head, `^${base}`], { cwd: dir });
-  return Number(stdout.trim());
+  const count = Number(stdout.trim());
+  rememberCount(dir, base, head, count);
+  return count;
 }
 
 /**
@@ -68,9 +90,17 @@ export async function countCommits(dir: string, base: string, head: string): Pro
  * commits reachable from any head and not from base (with their parents),
  * then, per head, those reachable from it within that set — the same
  * numbers, for what a mergeability pass needs after a base branch moved.
+ * Heads counted before against this base cost nothing; when all were, no git runs.
  */
 export async function countCommitsOf(dir: string, base: string, heads: string[]): Promise<Map<string, number>> {
-  const unique = [...new Set(heads)];
+  const counts = new Map<string, number>();
+  const unique: string[] = [];
+  for (const head of new Set(heads)) {
+    const known = knownCounts.get(countKey(dir, base, head));
+    if (known !== undefined) counts.set(head, known);
+    else unique.push(head);
+  }
+  if (!unique.length) return counts;
   const { stdout } = await runGit(['rev-list', '--parents', '--stdin'], { cwd: dir, input: [...unique, `^${base}`].join('\n') + '\n' });
   const parents = new Map<string, string[]>();
   for (const line of stdout.split('\n')) {
@@ -78,7 +108,6 @@ export async function countCommitsOf(dir: string, base: string, heads: string[])
     const [sha, ...rest] = line.split(' ');
     parents.set(sha!, rest);
   }
-  const counts = new Map<string, number>();
   for (const head of unique) {
     const seen = new Set<string>();
     const stack = parents.has(head) ? [head] : [];
@@ -89,8 +118,26 @@ export async function countCommitsOf(dir: string, base: string, heads: string[])
       for (const parent of parents.get(sha) ?? []) if (parents.has(parent)) stack.push(parent);
     }
     counts.set(head, seen.size);
+    rememberCount(dir, base, head, seen.size);
   }
   return counts;
+}
+
+/**
+ * Which of `heads` are contained in `base` (nothing to merge): with the counts of countCommitsOf
+ * (a head with no commit base lacks is in it), which the counts of the same pairs that follow —
+ * the pushed pull requests' own, the mergeability check's — then find made. A count past git's
+ * bounds (a huge divergence) answers with `for-each-ref --merged` instead, which lists no commits.
+ */
+export async function headsContainedIn(dir: string, base: string, heads: Map<string, string>): Promise<Set<string>> {
+  try {
+    const counts = await countCommitsOf(dir, base, [...heads.values()]);
+    return new Set([...heads].filter(([, sha]) => counts.get(sha) === 0).map(([ref]) => ref));
+  } catch (error) {
+    if (!(error instanceof GitLimitExceeded)) throw error;
+    const { stdout } = await runGit(['for-each-ref', `--merged=${base}`, '--format=%(refname)', ...heads.keys()], { cwd: dir });
+    return new Set(stdout.split('\n').filter(Boolean));
+  }
 }
 
 /** The best common ancestor of two commits, or null for histories that share none (and cannot be merged). */

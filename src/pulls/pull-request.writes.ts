@@ -14,6 +14,7 @@ import { PullRequestEditState, type CreatePullRequestInput, type UpdatePullReque
 import { PullRequest, PullRequestState } from './pull-request.entity.js';
 import { countCommits, mergeBase } from './pull-request.git.js';
 import { pullRequestPayload } from './pull-request.payload.js';
+import { applyPullRefs, linkHeadRef, settledRefs } from './pull-refs.js';
 import { findPullRequest } from './pull-request.reads.js';
 
 /**
@@ -144,6 +145,8 @@ export async function createPullRequest(
         actor: author,
         fields: { number, pull_request: pullRequestPayload(pr) },
       });
+      // Last before the commit: `pull/<n>/head` is there once `opened` can be delivered (pull-refs.ts).
+      await linkHeadRef(git.pathFor(repo.id), number, head);
       events.afterCommit(tx, () => mergeability.wake(repo.id));
       return pr;
     });
@@ -219,6 +222,8 @@ export async function updatePullRequest(
         pr.closedAt = null;
         pr.headSha = headSha;
         pr.baseSha = baseSha;
+        // Checked again even for the pair it had: closing took its merge ref, which the check writes.
+        pr.mergeableBaseSha = pr.mergeableHeadSha = null;
         if (!retarget) pr.commitsCount = await checkPair(dir, { name: pr.baseRef, sha: baseSha }, { name: pr.headRef, sha: headSha });
       } else if (nextState === PullRequestState.CLOSED && pr.state === PullRequestState.OPEN) {
         transition = 'closed';
@@ -246,6 +251,9 @@ export async function updatePullRequest(
       if (transition) {
         await events.record(tx, { type: 'pull_request', action: transition, repository: repo, actor, fields: fields() });
         await countOpen(tx, repo.id, 'open_pulls', transition === 'closed' ? -1 : 1); // last: it locks the counters that creation takes too
+        // Under the row lock, before the commit: the refs are right once the event can be delivered (pull-refs.ts).
+        if (transition === 'reopened') await linkHeadRef(dir, pr.number, pr.headRef);
+        else await applyPullRefs(dir, settledRefs([pr]));
       }
       return pr;
     });

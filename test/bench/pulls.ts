@@ -8,6 +8,9 @@
  *    BENCH_MERGES pull requests merged one after another; p50/p99.
  * 3. Mergeability: a push to a head branch → `mergeable` known for the new head, over 50 pushes;
  *    p50/p99, measured from the moment `git push` returns (its events are committed by then).
+ * 4. git processes the service starts per push to a pull request's head (recording, following,
+ *    mergeability, pull refs), beside the count before pull refs (git-processes.ts).
+ *    `BENCH_PULLS_ONLY=processes` runs this part alone.
  *
  * Prints a table and a JSON line.
  */
@@ -15,6 +18,7 @@ import os from 'node:os';
 import autocannon from 'autocannon';
 import { adminClient, type Client } from '../support/client.js';
 import { GitSandbox, remoteUrl } from '../support/git.js';
+import { countGitProcessesPerPush, type ProcessCount } from './git-processes.js';
 import { CairnServer, sleep } from '../support/server.js';
 import { median, percentile } from './stats.js';
 
@@ -191,7 +195,34 @@ async function measureMergeability(server: CairnServer, git: GitSandbox, admin: 
   };
 }
 
+/**
+ * git processes per push to a pull request's head before pull refs (commit 3cf1eb4, measured with
+ * git-processes.ts): recording the push, following it, and the mergeability check.
+ */
+const PROCESSES_BEFORE_PULL_REFS = 14;
+const PROCESS_PUSHES = Number(process.env.BENCH_PROCESS_PUSHES ?? 10);
+
+function printProcesses(count: ProcessCount): void {
+  const commands = Object.entries(count.byCommand)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([command, n]) => `${command} ${round(n)}`)
+    .join(', ');
+  console.log(
+    `git processes per push to a pull request's head (${count.pushes} pushes): ${round(count.perPush)} (before pull refs ${PROCESSES_BEFORE_PULL_REFS}): ${commands}`,
+  );
+}
+
 const git = await GitSandbox.create();
+if (process.env.BENCH_PULLS_ONLY === 'processes') {
+  try {
+    const processes = await countGitProcessesPerPush(git, PROCESS_PUSHES);
+    printProcesses(processes);
+    console.log(`\n${JSON.stringify({ bench: 'pulls', processes })}`);
+  } finally {
+    await git.cleanup();
+  }
+  process.exit(0);
+}
 // The service's log is kept (info level: one line per request, as in production) for its own timings.
 const server = await CairnServer.start({ embedded: true, env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' } });
 try {
@@ -199,6 +230,7 @@ try {
   const listing = await measureListing(server, git, admin);
   const merges = await measureMerges(server, git, admin);
   const mergeability = await measureMergeability(server, git, admin);
+  const processes = await countGitProcessesPerPush(git, PROCESS_PUSHES);
 
   const [issuesFirst, pullsFirst, issuesDeep, pullsDeep] = listing.results;
   console.log(
@@ -223,7 +255,8 @@ try {
   console.log(
     `mergeability after a push (${MERGEABILITY_PUSHES} pushes): p50 ${mergeability.p50} ms, p99 ${mergeability.p99} ms (floor p99 ≤ 1000); the push itself p50 ${mergeability.pushP50} ms`,
   );
-  console.log(`\n${JSON.stringify({ bench: 'pulls', listing, merges, mergeability })}`);
+  printProcesses(processes);
+  console.log(`\n${JSON.stringify({ bench: 'pulls', listing, merges, mergeability, processes })}`);
 } finally {
   await server.destroy();
   await git.cleanup();

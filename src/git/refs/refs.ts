@@ -7,8 +7,11 @@ import { ZERO_SHA } from '../../ids.js';
 /** ref name → sha. */
 export type RefMap = Map<string, string>;
 
+/** Pull refs (src/pulls/pull-refs.ts) are the service's own, kept beside the repository's: never a ref change of it. */
+const PULL_REFS = 'refs/pull/';
+
 /**
- * The refs on disk, from `git for-each-ref` (loose and packed alike). Git
+ * The refs on disk, from `git for-each-ref` (loose and packed alike), pull refs left out. Git
  * forbids newlines and spaces in ref names, so a line is `<sha> <name>`.
  */
 export async function readDiskRefs(dir: string): Promise<RefMap> {
@@ -16,7 +19,7 @@ export async function readDiskRefs(dir: string): Promise<RefMap> {
   const refs: RefMap = new Map();
   for (const line of stdout.split('\n')) {
     const space = line.indexOf(' ');
-    if (space === 40) refs.set(line.slice(41), line.slice(0, 40));
+    if (space === 40 && !line.startsWith(PULL_REFS, 41)) refs.set(line.slice(41), line.slice(0, 40));
   }
   return refs;
 }
