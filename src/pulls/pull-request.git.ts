@@ -58,49 +58,56 @@ export class PullRequestFile {
 }
 
 /**
- * Commit counts already made, by repository directory, base and head: a count is a fact about two
- * commits, which never change, so it is never stale. A push's ref change counts its pull requests'
- * commits (follow-refs.ts) and the mergeability check that follows in the same process needs the
- * same counts: it finds them here instead of running git again (see pull-refs.ts for why that
- * process matters). Bounded: the oldest go first.
+ * What is known of (base, head) pairs already measured, by repository directory, base and head:
+ * a measure is a fact about two commits, which never change, so it is never stale. A push's ref
+ * change counts its pull requests' commits (follow-refs.ts) and the mergeability check that
+ * follows in the same process needs the same numbers: it finds them here instead of running git
+ * again (see pull-refs.ts for why that process matters). Bounded: the oldest go first.
  */
-const knownCounts = new Map<string, number>();
-const KNOWN_COUNTS = 10_000;
-const countKey = (dir: string, base: string, head: string) => `${dir}\0${base}\0${head}`;
+interface PairMeasure {
+  /** Commits on head that base lacks. */
+  commits: number;
+  /** Whether head contains base's tip (is up to date with it). */
+  containsBase: boolean;
+}
+const knownPairs = new Map<string, PairMeasure>();
+const KNOWN_PAIRS = 10_000;
+const pairKey = (dir: string, base: string, head: string) => `${dir}\0${base}\0${head}`;
 
-function rememberCount(dir: string, base: string, head: string, count: number): void {
-  const key = countKey(dir, base, head);
-  knownCounts.delete(key);
-  knownCounts.set(key, count);
-  if (knownCounts.size > KNOWN_COUNTS) knownCounts.delete(knownCounts.keys().next().value!);
+function remember(dir: string, base: string, head: string, measure: PairMeasure): void {
+  const key = pairKey(dir, base, head);
+  knownPairs.delete(key);
+  knownPairs.set(key, measure);
+  if (knownPairs.size > KNOWN_PAIRS) knownPairs.delete(knownPairs.keys().next().value!);
 }
 
 /** Commits on `head` that `base` lacks (`base..head`). */
 export async function countCommits(dir: string, base: string, head: string): Promise<number> {
-  const known = knownCounts.get(countKey(dir, base, head));
-  if (known !== undefined) return known;
-  const { stdout } = await runGit(['rev-list', '--count', head, `^${base}`], { cwd: dir });
-  const count = Number(stdout.trim());
-  rememberCount(dir, base, head, count);
-  return count;
+  return (await measurePairs(dir, base, [head])).get(head)!.commits;
+}
+
+/** `countCommits` for many heads against one base with (at most) one git process: see measurePairs. */
+export async function countCommitsOf(dir: string, base: string, heads: string[]): Promise<Map<string, number>> {
+  const measured = await measurePairs(dir, base, heads);
+  return new Map([...measured].map(([head, measure]) => [head, measure.commits]));
 }
 
 /**
- * `countCommits` for many heads against one base with one git process: the
- * commits reachable from any head and not from base (with their parents),
- * then, per head, those reachable from it within that set — the same
- * numbers, for what a mergeability pass needs after a base branch moved.
- * Heads counted before against this base cost nothing; when all were, no git runs.
+ * Many heads measured against one base with one git process: the commits reachable from any head
+ * and not from base (with their parents), then, per head, those reachable from it within that set
+ * — how many (the commits base lacks), and whether one of them has base's tip for a parent (the
+ * head contains base: a head that contains base has such a commit on its way down to it). Pairs
+ * measured before cost nothing; when all were, no git runs.
  */
-export async function countCommitsOf(dir: string, base: string, heads: string[]): Promise<Map<string, number>> {
-  const counts = new Map<string, number>();
+export async function measurePairs(dir: string, base: string, heads: string[]): Promise<Map<string, PairMeasure>> {
+  const measured = new Map<string, PairMeasure>();
   const unique: string[] = [];
   for (const head of new Set(heads)) {
-    const known = knownCounts.get(countKey(dir, base, head));
-    if (known !== undefined) counts.set(head, known);
+    const known = knownPairs.get(pairKey(dir, base, head));
+    if (known) measured.set(head, known);
     else unique.push(head);
   }
-  if (!unique.length) return counts;
+  if (!unique.length) return measured;
   const { stdout } = await runGit(['rev-list', '--parents', '--stdin'], { cwd: dir, input: [...unique, `^${base}`].join('\n') + '\n' });
   const parents = new Map<string, string[]>();
   for (const line of stdout.split('\n')) {
@@ -110,17 +117,22 @@ export async function countCommitsOf(dir: string, base: string, heads: string[])
   }
   for (const head of unique) {
     const seen = new Set<string>();
+    let containsBase = head === base;
     const stack = parents.has(head) ? [head] : [];
     while (stack.length) {
       const sha = stack.pop()!;
       if (seen.has(sha)) continue;
       seen.add(sha);
-      for (const parent of parents.get(sha) ?? []) if (parents.has(parent)) stack.push(parent);
+      for (const parent of parents.get(sha) ?? []) {
+        if (parent === base) containsBase = true;
+        if (parents.has(parent)) stack.push(parent);
+      }
     }
-    counts.set(head, seen.size);
-    rememberCount(dir, base, head, seen.size);
+    const measure = { commits: seen.size, containsBase };
+    measured.set(head, measure);
+    remember(dir, base, head, measure);
   }
-  return counts;
+  return measured;
 }
 
 /**
