@@ -92,6 +92,7 @@ describe.each([
       title: 'Add a',
       body: 'Please merge',
       state: 'open',
+      status: 'pending', // the combined state of the head's commit statuses: none yet
       draft: false,
       head: { ref: 'feature', sha: head },
       base: { ref: 'main', sha: base },

@@ -30,7 +30,7 @@ export interface CombinedStatus {
 }
 
 /** `failure` if any context failed or errored, else `pending` if any is pending or there are none, else `success`. */
-export function combine(states: Iterable<StatusState>): CombinedState {
+function combine(states: Iterable<StatusState>): CombinedState {
   let any = false;
   let pending = false;
   for (const state of states) {

@@ -16,7 +16,7 @@ import { statusPayload } from './commit-status.payload.js';
 import type { CombinedStatusRecord, CreateCommitStatusInput } from './commit-status.types.js';
 
 /** GitHub's limits: a context keeps at most this many statuses of one commit; a description is short. */
-export const MAX_STATUSES_PER_CONTEXT = 1000;
+const MAX_STATUSES_PER_CONTEXT = 1000;
 const MAX_DESCRIPTION = 140;
 const MAX_CONTEXT = 255;
 const MAX_TARGET_URL = 2048;
@@ -84,6 +84,12 @@ export class CommitStatuses {
 
   /** The latest status of each context of the commit `ref` names, and their combined state. */
   async combined(em: EntityManager, repo: Repository, ref: string): Promise<CombinedStatusRecord> {
+    const lower = ref.toLowerCase();
+    if (FULL_SHA.test(lower)) {
+      // A sha with statuses is a commit (each was checked when posted): no need to ask first.
+      const known = await combinedStatus(em, repo.id, lower);
+      if (known.totalCount > 0) return { ...known, repository: repo };
+    }
     const sha = await resolveCommit(em, this.deps.git, repo.id, ref);
     return { ...(await combinedStatus(em, repo.id, sha)), repository: repo };
   }

@@ -7,19 +7,11 @@ import type { CombinedState, LatestStatus, StatusState } from './combined-status
 
 /** GraphQL types of commit statuses: the records are plain objects read with SQL (combined-status.ts, commit-status.service.ts). */
 
-export enum CommitStatusState {
-  PENDING = 'pending',
-  SUCCESS = 'success',
-  FAILURE = 'failure',
-  ERROR = 'error',
-}
+/** The GraphQL enums as plain objects: their values are the states as stored (`pending`, …), which REST shows. */
+const CommitStatusState = { PENDING: 'pending', SUCCESS: 'success', FAILURE: 'failure', ERROR: 'error' } as const;
 registerEnumType(CommitStatusState, { name: 'CommitStatusState' });
 
-export enum CombinedStatusState {
-  PENDING = 'pending',
-  SUCCESS = 'success',
-  FAILURE = 'failure',
-}
+export const CombinedStatusState = { PENDING: 'pending', SUCCESS: 'success', FAILURE: 'failure' } as const;
 registerEnumType(CombinedStatusState, {
   name: 'CombinedStatusState',
   description: 'FAILURE if any context failed or errored, else PENDING if any is pending or there are none, else SUCCESS.',

@@ -4,6 +4,7 @@
  * warms another) and reads the JSON line each prints last:
  *  - api: REST and GraphQL reads beside a bare Express route answering the same JSON;
  *  - writes: REST issue creation on one repository;
+ *  - statuses: posting commit statuses to one repository, and a combined status beside GET /repos/:id;
  *  - webhooks: the drain of one push of 1,500 tags (3,000 deliveries) to one fast receiver;
  *  - startup: `npm start` → /readyz, and the service's resident memory idle and after load;
  *  - git: a ~100 MB clone through Cairn beside `git clone --no-local` of the same bare repository.
@@ -16,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ONLY = process.env.BENCH_ONLY?.split(',');
-const SCRIPTS = ['api', 'writes', 'webhooks', 'startup', 'git'].filter((name) => !ONLY || ONLY.includes(name));
+const SCRIPTS = ['api', 'writes', 'statuses', 'webhooks', 'startup', 'git'].filter((name) => !ONLY || ONLY.includes(name));
 
 type Figures = Record<string, any>;
 
@@ -78,6 +79,21 @@ if (api) {
 }
 if (figures.writes)
   rows.push(['REST POST /repos/:id/issues (one repository, 32 connections)', '', `**${fmt(figures.writes.rps)} req/s**`, '1,000']);
+if (figures.statuses) {
+  const s = figures.statuses;
+  rows.push([
+    'REST POST /repos/:id/statuses/:sha (one repository, 32 connections, events recorded)',
+    '',
+    `**${fmt(s.postRps)} req/s**`,
+    '1,000',
+  ]);
+  rows.push([
+    'REST GET /repos/:id/commits/:sha/status (50 contexts) vs GET /repos/:id',
+    `${fmt(s.combinedRps)} vs ${fmt(s.repositoryRps)} req/s`,
+    `**${fmt(s.combinedVsRepository, 2)}×**`,
+    '0.8×',
+  ]);
+}
 if (figures.webhooks?.drain) {
   rows.push([
     `webhook drain: one push of ${fmt(figures.webhooks.drain.deliveries / 2)} tags (${fmt(figures.webhooks.drain.deliveries)} deliveries) to one fast receiver`,

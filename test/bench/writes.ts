@@ -25,6 +25,7 @@ import { adminClient } from '../support/client.js';
 import { Receiver } from '../support/receiver.js';
 import { CairnServer, sleep } from '../support/server.js';
 import { cpuShares, cpuTimes, median, type Throughput } from './stats.js';
+import { databaseOf } from './database.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
@@ -53,17 +54,6 @@ interface Check {
   eventsPerIssue: boolean;
   deliveriesPerIssue: boolean | null;
   problems: string[];
-}
-
-/** The embedded PostgreSQL of a server: its port from postmaster.pid (4th line), its password from the data dir. */
-async function databaseOf(server: CairnServer): Promise<pg.Client> {
-  const pid = await fs.readFile(path.join(server.dataDir, 'postgres', 'postmaster.pid'), 'utf8');
-  const port = Number(pid.split('\n')[3]);
-  const password = (await fs.readFile(path.join(server.dataDir, 'postgres.password'), 'utf8')).trim();
-  const client = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password, database: 'cairn' });
-  client.on('error', () => undefined); // the service stopping ends this connection; a failed query still throws
-  await client.connect();
-  return client;
 }
 
 /**
