@@ -308,6 +308,36 @@ describe('merges through the API', () => {
     expect((await dev.put(`/repos/${repo.id}/pulls/${number}/merge`, {})).status).toBe(200);
   });
 
+  test('strict status checks: a head without the base tip is behind (405 naming it) until it is brought up to date', async () => {
+    const repo = await newRepo();
+    await protect(repo, 'main', { required_status_checks: { strict: true, contexts: ['ci'] } });
+    const number = await openPull(repo, 'feature', { f: '1' });
+    // main moves on (the owner, an admin, bypasses the rule).
+    await repo.commit('main', 'main moves', { m: '1' });
+    await repo.push(['main'], owner);
+    const head = (await repo.get(number)).body.head.sha;
+    await dev.post(`/repos/${repo.id}/statuses/${head}`, { state: 'success', context: 'ci' });
+    const behind = await eventually(async () => {
+      const record = (await repo.get(number)).body;
+      return record.mergeable_state === 'behind' ? record : null;
+    });
+    expect(behind.mergeable).toBe(true);
+    const refused = await dev.put(`/repos/${repo.id}/pulls/${number}/merge`, {});
+    expect(refused.body.error.details).toEqual([expect.objectContaining({ field: 'required_status_checks', code: 'behind' })]);
+    // Brought up to date (main merged into it) and built again: clean, and it merges.
+    await repo.checkout('feature');
+    await repo.run(['merge', '--quiet', '--no-edit', 'main']);
+    await repo.push(['feature'], dev);
+    const updated = await eventually(async () => {
+      const record = (await repo.get(number)).body;
+      return record.head.sha !== head && record.mergeable !== null ? record : null;
+    });
+    expect(updated.mergeable_state).toBe('blocked'); // the new head has no status yet
+    await dev.post(`/repos/${repo.id}/statuses/${updated.head.sha}`, { state: 'success', context: 'ci' });
+    expect((await repo.get(number)).body.mergeable_state).toBe('clean');
+    expect((await dev.put(`/repos/${repo.id}/pulls/${number}/merge`, {})).status).toBe(200);
+  });
+
   test('required_linear_history: a merge commit is 405, squash merges', async () => {
     const repo = await newRepo();
     await protect(repo, 'main', { required_linear_history: true });

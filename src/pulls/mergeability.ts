@@ -7,7 +7,7 @@ import type { Metrics } from '../http/metrics.js';
 import { defineJob, type JobDefinitions } from '../jobs/agenda.js';
 import type { Logger } from '../logger.js';
 import { GitLimitExceeded } from '../git/run-git.js';
-import { countCommitsOf, mergeTree, type MergeTreeResult } from './pull-request.git.js';
+import { measurePairs, mergeTree, type MergeTreeResult, type PairMeasure } from './pull-request.git.js';
 import { applyPullRefs, linkHeadRef, pullRef, writeTestMerge, type PullRefChange } from './pull-refs.js';
 
 const MERGEABILITY_SWEEP_JOB = 'pull-request-mergeability-sweep';
@@ -32,6 +32,8 @@ interface Checked {
   pr: StalePullRequest;
   result: MergeTreeResult & { commit: string | null };
   commits: number | null;
+  /** Whether the head contains the base tip (branch rules with strict status checks: `behind`); null: unknown. */
+  baseInHead: boolean | null;
   started: number;
 }
 
@@ -116,10 +118,10 @@ export class Mergeability {
     // Commits are counted with one git process per base (pull requests mostly share one), merges one by one.
     // A count git cannot make within its bounds keeps the counts stored (null: unknown). Counts the
     // push that made the pair already made cost nothing (pull-request.git.ts countCommitsOf).
-    const counts = new Map<string, Promise<Map<string, number> | null>>();
+    const counts = new Map<string, Promise<Map<string, PairMeasure> | null>>();
     for (const base of new Set(stale.map((pr) => pr.base_sha))) {
       const heads = stale.filter((pr) => pr.base_sha === base).map((pr) => pr.head_sha);
-      const counted = this.slots.run(account, () => countCommitsOf(dir, base, heads)).catch(this.beyondBounds(repositoryId, null));
+      const counted = this.slots.run(account, () => measurePairs(dir, base, heads)).catch(this.beyondBounds(repositoryId, null));
       counted.catch(() => undefined); // awaited by its checks; one failing first must not leave it unobserved
       counts.set(base, counted);
     }
@@ -145,7 +147,8 @@ export class Mergeability {
             .catch(this.beyondBounds(repositoryId, { tree: null, conflicts: [] as string[], commit: null })),
           counts.get(pr.base_sha)!,
         ]);
-        checked.push({ pr, result, commits: counted ? (counted.get(pr.head_sha) ?? 0) : null, started });
+        const measure = counted?.get(pr.head_sha) ?? null;
+        checked.push({ pr, result, commits: measure?.commits ?? null, baseInHead: measure?.containsBase ?? null, started });
       });
     } catch (error) {
       failure = error; // what was checked is stored all the same; the sweep takes up the rest
@@ -177,12 +180,16 @@ export class Mergeability {
       await this.orm.em.fork().transactional(async (tx) => {
         outcomes.length = 0;
         const refs: PullRefChange[] = [];
-        for (const { pr, result, commits } of checked) {
+        for (const { pr, result, commits, baseInHead } of checked) {
           const stored = await tx.execute<QueryResult>(
             `update pull_requests
-                set mergeable = ?, conflicts = ?::jsonb, mergeable_base_sha = ?, mergeable_head_sha = ?, commits_count = coalesce(?, commits_count)
+                set mergeable = ?, conflicts = ?::jsonb, mergeable_base_sha = ?, mergeable_head_sha = ?, commits_count = coalesce(?, commits_count),
+                    base_in_head = ?
               where id = ? and state = 'open' and base_sha = ? and head_sha = ?`,
-            [result.tree !== null, JSON.stringify(result.conflicts), pr.base_sha, pr.head_sha, commits, pr.id, pr.base_sha, pr.head_sha],
+            [
+              ...[result.tree !== null, JSON.stringify(result.conflicts), pr.base_sha, pr.head_sha, commits, baseInHead],
+              ...[pr.id, pr.base_sha, pr.head_sha],
+            ],
             'run',
           );
           // Not stored: a push or a close replaced the pair while it was checked (its own check follows).

@@ -73,6 +73,7 @@ export class PullRequest {
     | 'mergeableBaseSha'
     | 'mergeableHeadSha'
     | 'storedConflicts'
+    | 'baseInHead'
     | 'createdAt'
     | 'updatedAt'
     | 'closedAt'
@@ -141,6 +142,10 @@ export class PullRequest {
 
   @Property({ type: 'json', fieldName: 'conflicts' })
   storedConflicts: string[] = [];
+
+  /** Whether the head contains the base tip, for the pair above (null: unknown). */
+  @Property({ type: 'boolean', nullable: true })
+  baseInHead: boolean | null = null;
 
   @Property({ type: 'datetime' })
   createdAt: Date = new Date();

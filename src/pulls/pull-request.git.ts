@@ -64,7 +64,7 @@ export class PullRequestFile {
  * follows in the same process needs the same numbers: it finds them here instead of running git
  * again (see pull-refs.ts for why that process matters). Bounded: the oldest go first.
  */
-interface PairMeasure {
+export interface PairMeasure {
   /** Commits on head that base lacks. */
   commits: number;
   /** Whether head contains base's tip (is up to date with it). */

@@ -40,6 +40,7 @@ interface PullRequestRow {
   mergeable_base_sha: string | null;
   mergeable_head_sha: string | null;
   conflicts: string[] | string;
+  base_in_head: boolean | null;
   created_at: string | Date;
   updated_at: string | Date;
   closed_at: string | Date | null;
@@ -72,6 +73,7 @@ function factsOf(row: PullRequestRow): PullRequestFacts {
     mergeableBaseSha: row.mergeable_base_sha,
     mergeableHeadSha: row.mergeable_head_sha,
     storedConflicts: typeof row.conflicts === 'string' ? (JSON.parse(row.conflicts) as string[]) : row.conflicts,
+    baseInHead: row.base_in_head,
     createdAt: date(row.created_at),
     updatedAt: date(row.updated_at),
     closedAt: row.closed_at === null ? null : date(row.closed_at),

@@ -125,6 +125,7 @@ export interface PullRequestFacts {
   mergeableBaseSha: string | null;
   mergeableHeadSha: string | null;
   storedConflicts: string[];
+  baseInHead: boolean | null;
   createdAt: Date;
   updatedAt: Date;
   closedAt: Date | null;
@@ -172,6 +173,6 @@ export function pullRequestView(facts: PullRequestFacts): PullRequestView {
     closedAt: facts.closedAt,
     autoMerge: facts.autoMerge ? { enabledBy: actorRef(facts.autoMerge.enabledBy), method: facts.autoMerge.method as MergeMethod } : null,
     repositoryId: facts.repositoryId,
-    baseInHead: null,
+    baseInHead: current ? facts.baseInHead : null,
   });
 }

@@ -1,6 +1,10 @@
 import { Migration } from '@mikro-orm/migrations';
 
-/** Branch protection rules, one per (repository, branch name or pattern); reviews may now be dismissed. */
+/**
+ * Branch protection rules, one per (repository, branch name or pattern); reviews may now be
+ * dismissed; a pull request's mergeability check also stores whether its head contains the base
+ * tip (`behind` under strict status checks).
+ */
 export class Migration20261126160000_BranchProtections extends Migration {
   override name = 'Migration20261126160000_BranchProtections';
 
@@ -14,9 +18,11 @@ export class Migration20261126160000_BranchProtections extends Migration {
     this.addSql(
       `alter table "branch_protections" add constraint "branch_protections_repository_id_foreign" foreign key ("repository_id") references "repositories" ("id") on delete cascade;`,
     );
+    this.addSql(`alter table "pull_requests" add column "base_in_head" boolean null;`);
   }
 
   override down(): void | Promise<void> {
+    this.addSql(`alter table "pull_requests" drop column "base_in_head";`);
     this.addSql(`drop table if exists "branch_protections" cascade;`);
   }
 }
