@@ -117,7 +117,7 @@ export class Mergeability {
     const account = owner.owner_id;
     // Commits are counted with one git process per base (pull requests mostly share one), merges one by one.
     // A count git cannot make within its bounds keeps the counts stored (null: unknown). Counts the
-    // push that made the pair already made cost nothing (pull-request.git.ts countCommitsOf).
+    // push that made the pair already made cost nothing (pull-request.git.ts measurePairs).
     const counts = new Map<string, Promise<Map<string, PairMeasure> | null>>();
     for (const base of new Set(stale.map((pr) => pr.base_sha))) {
       const heads = stale.filter((pr) => pr.base_sha === base).map((pr) => pr.head_sha);

@@ -86,12 +86,6 @@ export async function countCommits(dir: string, base: string, head: string): Pro
   return (await measurePairs(dir, base, [head])).get(head)!.commits;
 }
 
-/** `countCommits` for many heads against one base with (at most) one git process: see measurePairs. */
-export async function countCommitsOf(dir: string, base: string, heads: string[]): Promise<Map<string, number>> {
-  const measured = await measurePairs(dir, base, heads);
-  return new Map([...measured].map(([head, measure]) => [head, measure.commits]));
-}
-
 /**
  * Many heads measured against one base with one git process: the commits reachable from any head
  * and not from base (with their parents), then, per head, those reachable from it within that set
@@ -136,15 +130,15 @@ export async function measurePairs(dir: string, base: string, heads: string[]): 
 }
 
 /**
- * Which of `heads` are contained in `base` (nothing to merge): with the counts of countCommitsOf
- * (a head with no commit base lacks is in it), which the counts of the same pairs that follow —
+ * Which of `heads` are contained in `base` (nothing to merge): with the counts of measurePairs
+ * (a head with no commit base lacks is in it; measurePairs), which the counts of the same pairs that follow —
  * the pushed pull requests' own, the mergeability check's — then find made. A count past git's
  * bounds (a huge divergence) answers with `for-each-ref --merged` instead, which lists no commits.
  */
 export async function headsContainedIn(dir: string, base: string, heads: Map<string, string>): Promise<Set<string>> {
   try {
-    const counts = await countCommitsOf(dir, base, [...heads.values()]);
-    return new Set([...heads].filter(([, sha]) => counts.get(sha) === 0).map(([ref]) => ref));
+    const measured = await measurePairs(dir, base, [...heads.values()]);
+    return new Set([...heads].filter(([, sha]) => measured.get(sha)?.commits === 0).map(([ref]) => ref));
   } catch (error) {
     if (!(error instanceof GitLimitExceeded)) throw error;
     const { stdout } = await runGit(['for-each-ref', `--merged=${base}`, '--format=%(refname)', ...heads.keys()], { cwd: dir });
