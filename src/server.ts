@@ -34,6 +34,7 @@ import type { GraphQLSchema } from 'graphql';
 import { createApp, type Mount } from './http/app.js';
 import { Metrics } from './http/metrics.js';
 import { Issues } from './issues/issue.service.js';
+import { stopAutoMergeOnForeignPush } from './pulls/auto-merge.js';
 import { followRefs } from './pulls/follow-refs.js';
 import { BranchRules } from './protection/branch-rules.js';
 import { dismissStaleReviews } from './protection/dismiss-stale.js';
@@ -49,6 +50,7 @@ import type { Logger } from './logger.js';
 import { Repositories } from './repositories/repository.service.js';
 import { getSchema } from './schema.js';
 import { CommitStatuses } from './statuses/commit-status.service.js';
+import { combinedStates } from './statuses/combined-status.js';
 import { WebhookAdmin } from './webhooks/webhook-admin.service.js';
 import { WebhookDelivery } from './webhooks/webhook-delivery.js';
 
@@ -185,8 +187,9 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
   const hosting = await GitHosting.start(config.dataDir, await pushCertSeed(orm, webhookDelivery.box, config.dataDir));
   const refs = new RefTransactions(orm, git, events, locks, log, hosting.hooksDir);
   const mergeability = new Mergeability(orm, git, log, metrics);
-  refs.onRefsChanged(followRefs(events, git, mergeability));
+  refs.onRefsChanged(followRefs(events, git, mergeability, combinedStates));
   refs.onRefsChanged(dismissStaleReviews(events));
+  refs.onRefsChanged(stopAutoMergeOnForeignPush({ events, headStatuses: combinedStates }));
   refs.policyWith(new BranchRules(orm, git, log));
   const auth = new TokenAuthenticator(orm.em.fork(), log, config.baseUrl);
   const limiter = new RateLimiter(orm, log, metrics);
@@ -195,7 +198,10 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
   // The use cases, each given the collaborators it needs.
   const repositories = new Repositories({ events, storage: git, refs, baseUrl: config.baseUrl });
   const requirements = new PullRequirements();
-  const pulls = new PullRequests({ events, repositories, git, refs, mergeability, requirements, log, baseUrl: config.baseUrl }, orm);
+  const pulls = new PullRequests(
+    { events, repositories, git, refs, mergeability, requirements, headStatuses: combinedStates, log, baseUrl: config.baseUrl },
+    orm,
+  );
   events.onRecord(pulls.autoMerger.wakes());
   const services: Services = {
     ...{ config, log, orm, git, refs, events, auth, webhookDelivery, mergeability },

@@ -108,6 +108,7 @@ describe.each([
       created_at: ISO,
       updated_at: ISO,
       closed_at: null,
+      auto_merge: null, // until someone enables it
       repository_id: repo.id,
     });
 

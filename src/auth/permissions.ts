@@ -88,6 +88,25 @@ export function requireScope(viewer: Principal | null, scope: Scope): void {
   if (!viewer || !grants(viewer.scopes, scope)) throw new DomainError('FORBIDDEN', `this token lacks the ${scope} scope`);
 }
 
+/**
+ * What a user holds on a repository by who they are (site admin or owner: admin; else their
+ * collaborator permission), whatever token they use: what a push or a review they made counts for.
+ */
+export async function userPermission(em: EntityManager, userId: string, repositoryId: string): Promise<Permission | null> {
+  const [row] = await em.execute<Array<{ permission: Permission | null }>>(
+    `select case when u.admin or r.owner_id = u.id then 'admin'
+                 else (select c.permission from collaborators c where c.repository_id = r.id and c.user_id = u.id) end as permission
+       from users u, repositories r where u.id = ? and r.id = ?`,
+    [userId, repositoryId],
+  );
+  return row?.permission ?? null;
+}
+
+/** Whether a permission is at least `needed`. */
+export function holds(held: Permission | null, needed: Permission): boolean {
+  return atLeast(held, needed);
+}
+
 /** Whether the viewer may change a record authored by `authorId` (an issue, a pull request): its author may, as may anyone with write. */
 export async function mayChangeAuthored(em: EntityManager, viewer: Principal, repo: Guarded, authorId: string): Promise<boolean> {
   return authorId === viewer.userId || atLeast(await permissionOn(em, viewer, repo), Permission.WRITE);

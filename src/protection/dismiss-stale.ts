@@ -1,7 +1,8 @@
 import type { EventRecorder } from '../events/event-recorder.js';
 import type { RefListener } from '../git/refs/ref-transaction.js';
 import { PullRequest, PullRequestState } from '../pulls/pull-request.entity.js';
-import { pullRequestPayload, reviewPayload } from '../pulls/pull-request.payload.js';
+import { pullRequestRecord, reviewPayload } from '../pulls/pull-request.payload.js';
+import { combinedStates } from '../statuses/combined-status.js';
 import { Review, ReviewState } from '../pulls/review.entity.js';
 import { rulesOf } from './protection-facts.js';
 import { ruleFor } from './rule-match.js';
@@ -39,7 +40,7 @@ export function dismissStaleReviews(events: EventRecorder): RefListener {
           action: 'dismissed',
           repository: change.repository,
           actor: change.actors[change.changes.find((update) => update.ref === `${BRANCH}${pr.headRef}`)?.cause ?? 'push'],
-          fields: { review: reviewPayload(review), pull_request: pullRequestPayload(pr) },
+          fields: { review: reviewPayload(review), pull_request: await pullRequestRecord(combinedStates, tx, pr) },
         });
       }
     }

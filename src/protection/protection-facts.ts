@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { Permission, userPermission } from '../auth/permissions.js';
 import { fastRead } from '../db/fast-read.js';
 import { combinedStatus } from '../statuses/combined-status.js';
 import { BranchProtection } from './branch-protection.entity.js';
@@ -17,13 +18,7 @@ export function rulesOf(em: EntityManager, repositoryId: string): Promise<Branch
 
 /** Whether the user administers the repository: a site admin, its owner, or an admin collaborator. */
 export async function administers(em: EntityManager, repositoryId: string, userId: string): Promise<boolean> {
-  const [row] = await em.execute<Array<{ admin: boolean }>>(
-    `select (u.admin or r.owner_id = u.id or exists (
-              select 1 from collaborators c where c.repository_id = r.id and c.user_id = u.id and c.permission = 'admin')) as admin
-       from users u, repositories r where u.id = ? and r.id = ?`,
-    [userId, repositoryId],
-  );
-  return row?.admin === true;
+  return (await userPermission(em, userId, repositoryId)) === Permission.ADMIN;
 }
 
 /** The reviews of a pull request that count toward its rule. */

@@ -1,14 +1,15 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Permission } from '../auth/permissions.js';
+import { holds, Permission, userPermission } from '../auth/permissions.js';
 import { User } from '../auth/user.entity.js';
 import { invalid } from '../errors/domain-error.js';
+import type { RefListener } from '../git/refs/ref-transaction.js';
 import type { Principal } from '../principal.js';
 import type { Repository } from '../repositories/repository.entity.js';
 import { MergeMethod } from './merge-commits.js';
 import type { PullDeps } from './pull-request.deps.js';
 import { PullRequest, PullRequestState } from './pull-request.entity.js';
 import type { AutoMergeInput } from './pull-request.inputs.js';
-import { pullRequestPayload } from './pull-request.payload.js';
+import { pullRequestRecord } from './pull-request.payload.js';
 import { findPullRequest } from './pull-request.reads.js';
 import { lockPullRequest } from './pull-request.writes.js';
 
@@ -34,7 +35,7 @@ export async function enableAutoMerge(deps: PullDeps, em: EntityManager, viewer:
       action: 'auto_merge_enabled',
       repository: repo,
       actor: pr.autoMergeEnabledBy,
-      fields: { number: pr.number, pull_request: pullRequestPayload(pr) },
+      fields: { number: pr.number, pull_request: await pullRequestRecord(deps.headStatuses, tx, pr) },
     });
     return pr;
   });
@@ -56,7 +57,7 @@ export async function disableAutoMerge(deps: PullDeps, em: EntityManager, viewer
 
 /** Clears auto-merge of a locked pull request and records `auto_merge_disabled` with why. */
 export async function stopAutoMerge(
-  deps: Pick<PullDeps, 'events'>,
+  deps: Pick<PullDeps, 'events' | 'headStatuses'>,
   tx: EntityManager,
   repository: Repository,
   pr: PullRequest,
@@ -71,6 +72,34 @@ export async function stopAutoMerge(
     action: 'auto_merge_disabled',
     repository,
     actor,
-    fields: { number: pr.number, pull_request: pullRequestPayload(pr), reason },
+    fields: { number: pr.number, pull_request: await pullRequestRecord(deps.headStatuses, tx, pr), reason },
   });
+}
+
+const BRANCH = 'refs/heads/';
+
+/**
+ * Auto-merge stops when someone who cannot write the repository moves the head (as on GitHub, so
+ * a change nobody with write has seen is not merged by another's auto-merge): in the transaction
+ * that records the push, after the pull requests followed it. Pushes need write today, so this
+ * holds for a permission taken away while the push ran.
+ */
+export function stopAutoMergeOnForeignPush(deps: Pick<PullDeps, 'events' | 'headStatuses'>): RefListener {
+  return async (tx, change) => {
+    const heads = change.changes
+      .filter((update) => update.cause === 'push' && update.ref.startsWith(BRANCH) && change.refs.has(update.ref))
+      .map((update) => update.ref.slice(BRANCH.length));
+    if (!heads.length) return;
+    const pulls = await tx.find(
+      PullRequest,
+      { repository: change.repository.id, state: PullRequestState.OPEN, headRef: { $in: heads }, autoMergeMethod: { $ne: null } },
+      { populate: ['user', 'mergedBy', 'autoMergeEnabledBy'], orderBy: { number: 'asc' } },
+    );
+    if (!pulls.length) return;
+    const pusher = change.actors.push;
+    if (holds(await userPermission(tx, pusher.id, change.repository.id), Permission.WRITE)) return;
+    for (const pr of pulls) {
+      await stopAutoMerge(deps, tx, change.repository, pr, pusher, `a push by ${pusher.login}, who cannot write the repository`);
+    }
+  };
 }

@@ -9,7 +9,8 @@ import type { GitStorage } from '../git/storage.js';
 import { countOpen } from '../repositories/numbering.js';
 import type { Mergeability } from './mergeability.js';
 import { PullRequest, PullRequestState } from './pull-request.entity.js';
-import { pullRequestPayload } from './pull-request.payload.js';
+import { pullRequestRecord } from './pull-request.payload.js';
+import type { HeadStatuses } from './pull-request.ports.js';
 import { countCommits, headsContainedIn } from './pull-request.git.js';
 import { applyPullRefs, settledRefs } from './pull-refs.js';
 
@@ -42,7 +43,7 @@ const BRANCH = 'refs/heads/';
  *
  * Mergeability of every pull request touched is re-checked once the change commits.
  */
-export function followRefs(events: EventRecorder, git: GitStorage, mergeability: Mergeability): RefListener {
+export function followRefs(events: EventRecorder, git: GitStorage, mergeability: Mergeability, headStatuses: HeadStatuses): RefListener {
   return async (tx, change) => {
     const moved = new Map<string, DescribedUpdate>();
     for (const update of change.changes) if (update.ref.startsWith(BRANCH)) moved.set(update.ref.slice(BRANCH.length), update);
@@ -71,13 +72,13 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
     let facts: StackFacts | undefined; // read at the first pull request whose base was deleted
     const wereOpen = pulls.filter((pr) => pr.state === PullRequestState.OPEN).length;
     for (const pr of pulls) {
-      const record = (action: 'closed' | 'merged', actor: GitActor) =>
+      const record = async (action: 'closed' | 'merged', actor: GitActor) =>
         events.record(tx, {
           type: 'pull_request',
           action,
           repository: change.repository,
           actor,
-          fields: { number: pr.number, pull_request: pullRequestPayload(pr) },
+          fields: { number: pr.number, pull_request: await pullRequestRecord(headStatuses, tx, pr) },
         });
       const now = new Date();
       const baseTip = tip(pr.baseRef);
@@ -110,7 +111,7 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
           action: 'updated',
           repository: change.repository,
           actor: actorOf(pr.headRef),
-          fields: { number: pr.number, pull_request: pullRequestPayload(pr), changes, forced: moved.get(pr.headRef)?.forced ?? false },
+          fields: { number: pr.number, pull_request: await pullRequestRecord(headStatuses, tx, pr), changes, forced: moved.get(pr.headRef)?.forced ?? false },
         });
       }
       // Its base deleted: a stacked pull request moves onto the default branch, any other closes.
@@ -135,7 +136,7 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
           action: 'updated',
           repository: change.repository,
           actor: actorOf(retargeted.base.ref.from),
-          fields: { number: pr.number, pull_request: pullRequestPayload(pr), changes: retargeted },
+          fields: { number: pr.number, pull_request: await pullRequestRecord(headStatuses, tx, pr), changes: retargeted },
         });
       } else if (!headTip || !baseTip || emptied) {
         pr.state = PullRequestState.CLOSED;

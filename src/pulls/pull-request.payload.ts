@@ -1,5 +1,7 @@
 import type { Changes } from '../events/event-map.js';
 import { actorRef, iso } from '../events/payloads.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { HeadStatuses } from './pull-request.ports.js';
 import { pullRequestView, type PullRequestFacts } from './pull-request.view.js';
 import type { Review } from './review.entity.js';
 
@@ -7,7 +9,7 @@ import type { Review } from './review.entity.js';
  * A pull request as it appears in webhook payloads: its view (the one GraphQL and the REST
  * facade serve) in the REST spelling.
  */
-export function pullRequestPayload(pr: PullRequestFacts) {
+export function pullRequestPayload(pr: PullRequestFacts, status: string) {
   const view = pullRequestView(pr);
   return {
     id: view.id,
@@ -27,12 +29,19 @@ export function pullRequestPayload(pr: PullRequestFacts) {
     mergeable_state: view.mergeableState,
     conflicts: view.conflicts,
     commits: view.commitsCount,
+    status,
     created_at: iso(view.createdAt),
     updated_at: iso(view.updatedAt),
     closed_at: iso(view.closedAt),
     auto_merge: view.autoMerge ? { enabled_by: view.autoMerge.enabledBy, method: view.autoMerge.method } : null,
     repository_id: view.repositoryId,
   };
+}
+
+/** The record of a pull request for an event recorded in `tx`, with its head's combined status read there. */
+export async function pullRequestRecord(headStatuses: HeadStatuses, tx: EntityManager, pr: PullRequestFacts) {
+  const status = (await headStatuses(tx, pr.repositoryId, [pr.headSha])).get(pr.headSha) ?? 'pending';
+  return pullRequestPayload(pr, status);
 }
 
 /** The review record. */

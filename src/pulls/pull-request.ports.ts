@@ -5,6 +5,12 @@ import type { PullRequestView } from './pull-request.view.js';
  * What pull requests need of branch protection, declared here and given at start-up (the
  * protection capability builds on pull requests, so nothing here imports it).
  */
+/**
+ * The combined state of the statuses of head commits (`pending` for one without any): a pull
+ * request record's `status`, given by the statuses capability.
+ */
+export type HeadStatuses = (em: EntityManager, repositoryId: string, shas: string[]) => Promise<Map<string, string>>;
+
 export interface MergeRequirements {
   /**
    * Refines the `mergeable_state` of views that merge cleanly where their base branch's rule says

@@ -13,7 +13,7 @@ import type { Repository } from '../repositories/repository.entity.js';
 import { PullRequestEditState, type CreatePullRequestInput, type UpdatePullRequestInput } from './pull-request.inputs.js';
 import { PullRequest, PullRequestState } from './pull-request.entity.js';
 import { countCommits, mergeBase } from './pull-request.git.js';
-import { pullRequestPayload } from './pull-request.payload.js';
+import { pullRequestRecord } from './pull-request.payload.js';
 import { applyPullRefs, linkHeadRef, settledRefs } from './pull-refs.js';
 import { findPullRequest } from './pull-request.reads.js';
 
@@ -143,7 +143,7 @@ export async function createPullRequest(
         action: 'opened',
         repository: repo,
         actor: author,
-        fields: { number, pull_request: pullRequestPayload(pr) },
+        fields: { number, pull_request: await pullRequestRecord(deps.headStatuses, tx, pr) },
       });
       // Last before the commit: `pull/<n>/head` is there once `opened` can be delivered (pull-refs.ts).
       await linkHeadRef(git.pathFor(repo.id), number, head);
@@ -243,13 +243,13 @@ export async function updatePullRequest(
       if (!transition && Object.keys(changes).length === 0) return pr;
       pr.updatedAt = now;
       await tx.flush(); // reopening beside another open pull request for the pair fails here
-      const fields = () => ({ number: pr.number, pull_request: pullRequestPayload(pr) });
+      const fields = async () => ({ number: pr.number, pull_request: await pullRequestRecord(deps.headStatuses, tx, pr) });
       if (Object.keys(changes).length) {
-        await events.record(tx, { type: 'pull_request', action: 'updated', repository: repo, actor, fields: { ...fields(), changes } });
+        await events.record(tx, { type: 'pull_request', action: 'updated', repository: repo, actor, fields: { ...(await fields()), changes } });
       }
       if (retarget || transition === 'reopened') events.afterCommit(tx, () => mergeability.wake(repo.id));
       if (transition) {
-        await events.record(tx, { type: 'pull_request', action: transition, repository: repo, actor, fields: fields() });
+        await events.record(tx, { type: 'pull_request', action: transition, repository: repo, actor, fields: await fields() });
         await countOpen(tx, repo.id, 'open_pulls', transition === 'closed' ? -1 : 1); // last: it locks the counters that creation takes too
         // Under the row lock, before the commit: the refs are right once the event can be delivered (pull-refs.ts).
         if (transition === 'reopened') await linkHeadRef(dir, pr.number, pr.headRef);

@@ -8,7 +8,7 @@ import type { PullDeps } from './pull-request.deps.js';
 import type { Principal } from '../principal.js';
 import { PullRequestState } from './pull-request.entity.js';
 import type { SubmitReviewInput } from './pull-request.inputs.js';
-import { pullRequestPayload, reviewPayload } from './pull-request.payload.js';
+import { pullRequestRecord, reviewPayload } from './pull-request.payload.js';
 import { findPullRequest } from './pull-request.reads.js';
 import { lockPullRequest } from './pull-request.writes.js';
 import { Review, ReviewEvent, STATE_OF_EVENT } from './review.entity.js';
@@ -62,7 +62,7 @@ export async function submitReview(deps: PullDeps, em: EntityManager, viewer: Pr
       action: 'submitted',
       repository: repo,
       actor: reviewer,
-      fields: { review: reviewPayload(review), pull_request: pullRequestPayload(pr) },
+      fields: { review: reviewPayload(review), pull_request: await pullRequestRecord(deps.headStatuses, tx, pr) },
     });
     return review;
   });
