@@ -9,7 +9,7 @@ import type { Review } from './review.entity.js';
  * A pull request as it appears in webhook payloads: its view (the one GraphQL and the REST
  * facade serve) in the REST spelling.
  */
-export function pullRequestPayload(pr: PullRequestFacts, status: string) {
+function pullRequestPayload(pr: PullRequestFacts, status: string) {
   const view = pullRequestView(pr);
   return {
     id: view.id,
