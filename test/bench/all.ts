@@ -5,6 +5,7 @@
  *  - api: REST and GraphQL reads beside a bare Express route answering the same JSON;
  *  - writes: REST issue creation on one repository;
  *  - statuses: posting commit statuses to one repository, and a combined status beside GET /repos/:id;
+ *  - protection: a push to a protected branch beside one to an unprotected branch;
  *  - webhooks: the drain of one push of 1,500 tags (3,000 deliveries) to one fast receiver;
  *  - startup: `npm start` → /readyz, and the service's resident memory idle and after load;
  *  - git: a ~100 MB clone through Cairn beside `git clone --no-local` of the same bare repository.
@@ -17,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ONLY = process.env.BENCH_ONLY?.split(',');
-const SCRIPTS = ['api', 'writes', 'statuses', 'webhooks', 'startup', 'git'].filter((name) => !ONLY || ONLY.includes(name));
+const SCRIPTS = ['api', 'writes', 'statuses', 'protection', 'webhooks', 'startup', 'git'].filter((name) => !ONLY || ONLY.includes(name));
 
 type Figures = Record<string, any>;
 
@@ -92,6 +93,15 @@ if (figures.statuses) {
     `${fmt(s.combinedRps)} vs ${fmt(s.repositoryRps)} req/s`,
     `**${fmt(s.combinedVsRepository, 2)}×**`,
     '0.8×',
+  ]);
+}
+if (figures.protection) {
+  const p = figures.protection;
+  rows.push([
+    'git push to a protected branch vs an unprotected one (median)',
+    `${fmt(p.protectedMs, 1)} vs ${fmt(p.unprotectedMs, 1)} ms`,
+    `**${fmt(p.ratio, 2)}×**`,
+    '≤ 1.10×',
   ]);
 }
 if (figures.webhooks?.drain) {
