@@ -17,6 +17,7 @@ let repo: string;
 let hook: string;
 let userHook: string;
 let pulls: PullRepo;
+let mainSha: string;
 let initial: Awaited<ReturnType<typeof snapshot>>;
 
 beforeAll(async () => {
@@ -37,6 +38,7 @@ beforeAll(async () => {
   const review = await owner.post(`/repos/${pulls.id}/pulls/1/reviews`, { event: 'COMMENT', body: 'as it was' });
   if (review.status !== 201) throw new Error(`cannot review #1: ${review.text}`);
   await pulls.mergeable(1); // the background check has written what it will write
+  mainSha = (await pulls.remoteSha('main'))!;
   initial = await snapshot();
 });
 afterAll(async () => {
@@ -59,6 +61,9 @@ const bodyRoutes = (): Array<[string, string, Record<string, unknown>]> => [
   ['PATCH', `/repos/${pulls.id}/pulls/1`, { draft: 'yes' }],
   ['PUT', `/repos/${pulls.id}/pulls/1/merge`, { method: 5 }],
   ['POST', `/repos/${pulls.id}/pulls/1/reviews`, { event: 3, body: 'x' }],
+  ['PUT', `/repos/${pulls.id}/pulls/1/auto_merge`, { method: 5 }],
+  ['POST', `/repos/${pulls.id}/statuses/${mainSha}`, { state: 7 }],
+  ['PUT', `/repos/${pulls.id}/branches/main/protection`, { enforce_admins: 'yes' }],
 ];
 
 /** The last event the owner made or that concerns the owner's repositories: other files record theirs on the shared server. */
@@ -94,6 +99,9 @@ const snapshot = async () => ({
   })),
   reviews: (await owner.get(`/repos/${pulls.id}/pulls/1/reviews`)).body.data.map((r: any) => ({ id: r.id, state: r.state, body: r.body })),
   mainTip: await pulls.remoteSha('main'),
+  autoMerge: (await owner.get(`/repos/${pulls.id}/pulls/1`)).body.auto_merge,
+  statuses: (await owner.get(`/repos/${pulls.id}/commits/${mainSha}/statuses`)).body.total,
+  protection: (await owner.get(`/repos/${pulls.id}/branches/main/protection`)).status,
   lastEvent: await lastEventOfOwner(),
 });
 
