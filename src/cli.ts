@@ -12,7 +12,8 @@
  */
 import { parseArgs } from 'node:util';
 import { fail, graphql } from './cli/api.js';
-import { listDeliveries, listTokens, listUsers } from './cli/lists.js';
+import { listDeliveries, listProtections, listTokens, listUsers } from './cli/lists.js';
+import { SCOPES } from './principal.js';
 
 const USAGE = `usage:
   cairn user create <login> --email <email> [--admin]
@@ -22,9 +23,11 @@ const USAGE = `usage:
   cairn token list [--login <login>] [--json] [--limit <n>] [--offset <n>]
   cairn token revoke <token-id>
   cairn webhook deliveries <owner/name | repository id> <webhook id> [--json] [--limit <n>] [--offset <n>]
+  cairn protection list <owner/name | repository id> [--json]     (its branch rules)
   cairn backup <dir>      (the site's database and repositories, consistent, into a new or empty directory; while it runs or not)
   cairn restore <dir>     (a backup into an empty site: a data dir without a database, or DATABASE_URL's empty one)
 options: --url <base url>  --token <admin token>  --data-dir <dir>
+scopes: ${SCOPES.join(', ')} (repo:status: commit statuses only, for CI)
 backup and restore read the service's settings (CAIRN_DATA_DIR or --data-dir, CAIRN_REPOSITORIES_DIR, DATABASE_URL)`;
 
 const OPTIONS = {
@@ -121,6 +124,8 @@ if (values.help || !noun) {
   await runBackupCommand(noun, required(verb, '<dir>'), { dataDir: values['data-dir'] });
 } else if (command === 'webhook deliveries') {
   await listDeliveries(values, required(argument, '<repo>'), required(second, '<hook>'));
+} else if (command === 'protection list') {
+  await listProtections(values, required(argument, '<repo>'));
 } else {
   fail(`unknown command: ${positionals.join(' ')}\n${USAGE}`);
 }

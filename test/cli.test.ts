@@ -210,6 +210,47 @@ describe('cairn webhook deliveries', () => {
   });
 });
 
+describe('cairn protection list', () => {
+  test("a repository's branch rules, by owner/name or id, as a table or JSON; someone else's is refused", async () => {
+    const repo = (await ops.post('/repos', { name: 'guarded' })).body.id as string;
+    await ops.put(`/repos/${repo}/branches/main/protection`, {
+      required_approving_review_count: 2,
+      required_status_checks: { strict: true, contexts: ['ci', 'lint'] },
+    });
+    await ops.put(`/repos/${repo}/branches/${encodeURIComponent('release/*')}/protection`, { allow_deletions: true, enforce_admins: true });
+    const rows = cells((await cli('protection', 'list', 'ops/guarded', '--token', ops.token)).stdout);
+    expect(rows).toEqual([
+      {
+        BRANCH: 'main',
+        'PULL REQUEST': 'no',
+        APPROVALS: '2',
+        'STATUS CHECKS': 'ci,lint (strict)',
+        ADMINS: 'bypass',
+        'FORCE-PUSH': 'no',
+        DELETE: 'no',
+        LINEAR: 'no',
+      },
+      {
+        BRANCH: 'release/*',
+        'PULL REQUEST': 'no',
+        APPROVALS: '0',
+        'STATUS CHECKS': '-',
+        ADMINS: 'bound',
+        'FORCE-PUSH': 'no',
+        DELETE: 'yes',
+        LINEAR: 'no',
+      },
+    ]);
+    const json = JSON.parse((await cli('protection', 'list', repo, '--json', '--token', ops.token)).stdout);
+    expect(json.map((rule: { pattern: string }) => rule.pattern)).toEqual(['main', 'release/*']);
+    const stranger = await createUser(admin, 'stranger');
+    expect(await failing('protection', 'list', 'ops/guarded', '--token', stranger.token)).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/admin permission/i),
+    });
+  });
+});
+
 describe('errors', () => {
   test('a missing flag or argument names itself', async () => {
     const cases: [string[], string][] = [
@@ -222,6 +263,7 @@ describe('errors', () => {
       [['user', 'commit-email', 'a@example.org', '--clear'], 'give either <email> or --clear'],
       [['webhook', 'deliveries'], '<repo> is required'],
       [['webhook', 'deliveries', 'ops/watched'], '<hook> is required'],
+      [['protection', 'list'], '<repo> is required'],
     ];
     for (const [args, message] of cases) {
       const error = await failing(...args);

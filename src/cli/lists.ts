@@ -1,4 +1,4 @@
-/** The CLI's list commands: users, tokens, a webhook's recent deliveries. Each prints a table, or the GraphQL records with --json. */
+/** The CLI's list commands: users, tokens, a webhook's recent deliveries, a repository's branch rules. Each prints a table, or the GraphQL records with --json. */
 import { fail, graphql, type Connection } from './api.js';
 import { table, time, type Column } from './table.js';
 
@@ -120,32 +120,36 @@ const DELIVERIES = `webhook(id: $hook) {
 }`;
 
 /**
- * A webhook's recent deliveries, newest first, like GitHub's "Recent
- * deliveries". `repo` is `owner/name` (looked up by name, as the REST facade
- * resolves it) or a repository id.
+ * `selection` of a repository named by `repo`: `owner/name` (looked up by name, as the REST facade
+ * resolves it) or a repository id; fails when there is no such repository.
  */
-export async function listDeliveries(options: ListOptions, repo: string, hook: string): Promise<void> {
+async function inRepository<T>(options: ListOptions, repo: string, selection: string, vars: string, variables: object): Promise<T> {
   const byName = repo.split('/');
   if (byName.length > 2 || byName.some((part) => part === '')) fail('<repo> must be owner/name or a repository id');
-  type Found = { webhook: { deliveries: Page<DeliveryRecord> } | null } | null;
-  const variables = { hook, ...paging(options) };
-  const vars = '$hook: ID!, $limit: Int, $offset: Int';
+  const more = vars ? `, ${vars}` : '';
   const found =
     byName.length === 2
       ? (
-          await graphql<{ repositoryByName: Found }>(
+          await graphql<{ repositoryByName: T | null }>(
             options,
-            `query($owner: String!, $name: String!, ${vars}) { repositoryByName(owner: $owner, name: $name) { ${DELIVERIES} } }`,
+            `query($owner: String!, $name: String!${more}) { repositoryByName(owner: $owner, name: $name) { ${selection} } }`,
             { owner: byName[0], name: byName[1], ...variables },
           )
         ).repositoryByName
       : (
-          await graphql<{ repository: Found }>(options, `query($id: ID!, ${vars}) { repository(id: $id) { ${DELIVERIES} } }`, {
+          await graphql<{ repository: T | null }>(options, `query($id: ID!${more}) { repository(id: $id) { ${selection} } }`, {
             id: repo,
             ...variables,
           })
         ).repository;
   if (!found) fail(`error: repository ${repo} not found`);
+  return found;
+}
+
+/** A webhook's recent deliveries, newest first, like GitHub's "Recent deliveries". */
+export async function listDeliveries(options: ListOptions, repo: string, hook: string): Promise<void> {
+  type Found = { webhook: { deliveries: Page<DeliveryRecord> } | null };
+  const found = await inRepository<Found>(options, repo, DELIVERIES, '$hook: ID!, $limit: Int, $offset: Int', { hook, ...paging(options) });
   if (!found.webhook) fail(`error: webhook ${hook} not found in ${repo}`);
   print(options, found.webhook.deliveries, [
     ['ID', (d) => d.id],
@@ -155,5 +159,38 @@ export async function listDeliveries(options: ListOptions, repo: string, hook: s
     ['CODE', (d) => d.statusCode],
     ['DURATION', (d) => (d.durationMs === null ? null : `${d.durationMs} ms`)],
     ['TIME', (d) => time(d.createdAt)],
+  ]);
+}
+
+interface ProtectionRecord {
+  pattern: string;
+  requiredPullRequest: boolean;
+  requiredApprovingReviewCount: number;
+  requiredStatusChecks: { strict: boolean; contexts: string[] } | null;
+  enforceAdmins: boolean;
+  allowForcePushes: boolean;
+  allowDeletions: boolean;
+  requiredLinearHistory: boolean;
+}
+
+/** A repository's branch rules, by pattern (admin). */
+export async function listProtections(options: ListOptions, repo: string): Promise<void> {
+  const selection = `branchProtections { pattern requiredPullRequest requiredApprovingReviewCount requiredStatusChecks { strict contexts }
+    enforceAdmins allowForcePushes allowDeletions requiredLinearHistory }`;
+  const { branchProtections: rules } = await inRepository<{ branchProtections: ProtectionRecord[] }>(options, repo, selection, '', {});
+  const yes = (value: boolean) => (value ? 'yes' : 'no');
+  print(options, { nodes: rules, totalCount: rules.length, offset: 0, hasMore: false }, [
+    ['BRANCH', (r) => r.pattern],
+    ['PULL REQUEST', (r) => yes(r.requiredPullRequest)],
+    ['APPROVALS', (r) => r.requiredApprovingReviewCount],
+    [
+      'STATUS CHECKS',
+      (r) =>
+        r.requiredStatusChecks ? `${r.requiredStatusChecks.contexts.join(',')}${r.requiredStatusChecks.strict ? ' (strict)' : ''}` : null,
+    ],
+    ['ADMINS', (r) => (r.enforceAdmins ? 'bound' : 'bypass')],
+    ['FORCE-PUSH', (r) => yes(r.allowForcePushes)],
+    ['DELETE', (r) => yes(r.allowDeletions)],
+    ['LINEAR', (r) => yes(r.requiredLinearHistory)],
   ]);
 }
