@@ -203,6 +203,7 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
     orm,
   );
   events.onRecord(pulls.autoMerger.wakes());
+  mergeability.onMergeable((repositoryId) => pulls.autoMerger.wake(repositoryId));
   const services: Services = {
     ...{ config, log, orm, git, refs, events, auth, webhookDelivery, mergeability },
     accounts: new Accounts(auth, config.baseUrl),

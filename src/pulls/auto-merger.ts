@@ -1,11 +1,9 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import type { Agenda } from 'agenda';
 import { commitEmail } from '../auth/commit-identity.js';
 import { DomainError } from '../errors/domain-error.js';
 import type { DomainEvent } from '../events/domain-event.entity.js';
 import type { EventListener } from '../events/event-recorder.js';
-import { defineJob, type JobDefinitions } from '../jobs/agenda.js';
 import type { Principal } from '../principal.js';
 import { findRepository } from '../repositories/repository.service.js';
 import { stopAutoMerge } from './auto-merge.js';
@@ -14,6 +12,7 @@ import type { MergeMethod } from './merge-commits.js';
 import type { PullDeps } from './pull-request.deps.js';
 import { MergeableState, PullRequest } from './pull-request.entity.js';
 import { readPullRequest } from './pull-request.reads.js';
+import { RepositoryPasses } from './repository-passes.js';
 
 const AUTO_MERGE_SWEEP_JOB = 'pull-request-auto-merge-sweep';
 /** Pull requests with auto-merge tried per pass over a repository. */
@@ -44,30 +43,16 @@ interface Enabled {
  * a time in a process; across processes the merge's compare-and-swap lets only one land, and the
  * others find the pull request merged.
  */
-export class AutoMerger {
-  private readonly running = new Map<string, Promise<void>>();
-  private readonly again = new Set<string>();
-  private stopped = false;
-
+export class AutoMerger extends RepositoryPasses {
   constructor(
-    private readonly orm: MikroORM,
+    orm: MikroORM,
     private readonly deps: PullDeps,
-  ) {}
-
-  /** Tries the repository's pull requests with auto-merge, now or right after the pass in progress. */
-  wake(repositoryId: string): void {
-    if (this.stopped) return;
-    if (this.running.has(repositoryId)) {
-      this.again.add(repositoryId);
-      return;
-    }
-    const pass = this.pass(repositoryId)
-      .catch((error: unknown) => this.deps.log.warn({ err: error, repositoryId }, 'an auto-merge pass failed; the sweep retries it'))
-      .finally(() => {
-        this.running.delete(repositoryId);
-        if (this.again.delete(repositoryId)) this.wake(repositoryId);
-      });
-    this.running.set(repositoryId, pass);
+  ) {
+    super(orm, deps.log, {
+      job: AUTO_MERGE_SWEEP_JOB,
+      failure: 'an auto-merge pass failed; the sweep retries it',
+      waiting: `select distinct repository_id from pull_requests where state = 'open' and auto_merge_method is not null`,
+    });
   }
 
   /** Wakes a repository's pass once a change that may have made a pull request ready commits. */
@@ -87,30 +72,7 @@ export class AutoMerger {
     };
   }
 
-  jobs(): JobDefinitions {
-    return (agenda: Agenda) => defineJob(agenda, this.deps.log, AUTO_MERGE_SWEEP_JOB, () => this.sweep(), { concurrency: 1 });
-  }
-
-  async start(agenda: Agenda): Promise<void> {
-    await agenda.every('30 seconds', AUTO_MERGE_SWEEP_JOB, undefined, { skipImmediate: true });
-    await this.sweep();
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await Promise.allSettled([...this.running.values()]);
-  }
-
-  private async sweep(): Promise<void> {
-    const rows = await this.orm.em
-      .fork()
-      .execute<Array<{ repository_id: string }>>(
-        `select distinct repository_id from pull_requests where state = 'open' and auto_merge_method is not null limit 1000`,
-      );
-    for (const row of rows) this.wake(row.repository_id);
-  }
-
-  private async pass(repositoryId: string): Promise<void> {
+  protected async pass(repositoryId: string): Promise<boolean> {
     const em = this.orm.em.fork();
     const enabled = await em.execute<Enabled[]>(
       `select p.number, p.auto_merge_method as method, u.id as user_id, u.login, u.admin, u.commit_email
@@ -119,9 +81,9 @@ export class AutoMerger {
         order by p.number limit ${BATCH}`,
       [repositoryId],
     );
-    if (!enabled.length) return;
+    if (!enabled.length) return false;
     const repo = await findRepository(em, repositoryId);
-    if (!repo) return;
+    if (!repo) return false;
     for (const pr of enabled) {
       const view = await readPullRequest(em, repo, pr.number);
       await this.deps.requirements.refine(em, repositoryId, [view]);
@@ -152,7 +114,7 @@ export class AutoMerger {
         }
       }
     }
-    if (enabled.length === BATCH) this.again.add(repositoryId);
+    return enabled.length === BATCH;
   }
 
   /** Auto-merge whose merger lost the right to merge stops, with the event saying why. */

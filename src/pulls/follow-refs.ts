@@ -111,7 +111,12 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
           action: 'updated',
           repository: change.repository,
           actor: actorOf(pr.headRef),
-          fields: { number: pr.number, pull_request: await pullRequestRecord(headStatuses, tx, pr), changes, forced: moved.get(pr.headRef)?.forced ?? false },
+          fields: {
+            number: pr.number,
+            pull_request: await pullRequestRecord(headStatuses, tx, pr),
+            changes,
+            forced: moved.get(pr.headRef)?.forced ?? false,
+          },
         });
       }
       // Its base deleted: a stacked pull request moves onto the default branch, any other closes.

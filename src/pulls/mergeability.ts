@@ -1,13 +1,12 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { QueryResult } from '@mikro-orm/core';
-import type { Agenda } from 'agenda';
 import { FairSlots, mapLimit } from '../git/concurrency.js';
 import type { GitStorage } from '../git/storage.js';
 import type { Metrics } from '../http/metrics.js';
-import { defineJob, type JobDefinitions } from '../jobs/agenda.js';
 import type { Logger } from '../logger.js';
 import { GitLimitExceeded } from '../git/run-git.js';
 import { measurePairs, mergeTree, type MergeTreeResult, type PairMeasure } from './pull-request.git.js';
+import { RepositoryPasses } from './repository-passes.js';
 import { applyPullRefs, linkHeadRef, pullRef, writeTestMerge, type PullRefChange } from './pull-refs.js';
 
 const MERGEABILITY_SWEEP_JOB = 'pull-request-mergeability-sweep';
@@ -50,70 +49,43 @@ interface Checked {
  * of one repository run one pass at a time; a wake during a pass runs
  * another pass after it.
  */
-export class Mergeability {
-  private readonly running = new Map<string, Promise<void>>();
-  private readonly again = new Set<string>();
+export class Mergeability extends RepositoryPasses {
   private readonly slots = new FairSlots(CONCURRENT_CHECKS);
-  private stopped = false;
+  private readonly mergeableListeners: Array<(repositoryId: string) => void> = [];
 
   constructor(
-    private readonly orm: MikroORM,
+    orm: MikroORM,
     private readonly git: GitStorage,
-    private readonly log: Logger,
+    log: Logger,
     private readonly metrics: Metrics,
-  ) {}
-
-  /** Checks the stale open pull requests of a repository, now or right after the pass in progress. */
-  wake(repositoryId: string): void {
-    if (this.stopped) return;
-    if (this.running.has(repositoryId)) {
-      this.again.add(repositoryId);
-      return;
-    }
-    const pass = this.checkRepository(repositoryId)
-      .catch((error: unknown) => this.log.warn({ err: error, repositoryId }, 'mergeability check failed; the sweep retries it'))
-      .finally(() => {
-        this.running.delete(repositoryId);
-        if (this.again.delete(repositoryId)) this.wake(repositoryId);
-      });
-    this.running.set(repositoryId, pass);
+  ) {
+    super(orm, log, {
+      job: MERGEABILITY_SWEEP_JOB,
+      failure: 'mergeability check failed; the sweep retries it',
+      waiting: `select distinct repository_id from pull_requests where ${STALE}`,
+    });
   }
 
-  jobs(): JobDefinitions {
-    return (agenda: Agenda) => {
-      defineJob(agenda, this.log, MERGEABILITY_SWEEP_JOB, () => this.sweep(), { concurrency: 1 });
-    };
+  /** Told, once stored, that a pass found pull requests of a repository mergeable (auto-merge waits for that). */
+  onMergeable(listener: (repositoryId: string) => void): void {
+    this.mergeableListeners.push(listener);
   }
 
-  async start(agenda: Agenda): Promise<void> {
-    await agenda.every('30 seconds', MERGEABILITY_SWEEP_JOB, undefined, { skipImmediate: true });
-    await this.sweep();
+  protected pass(repositoryId: string): Promise<boolean> {
+    return this.checkRepository(repositoryId);
   }
 
-  /** No new passes; those running finish (bounded by their git processes). */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await Promise.allSettled([...this.running.values()]);
-  }
-
-  private async sweep(): Promise<void> {
-    const rows = await this.orm.em
-      .fork()
-      .execute<{ repository_id: string }[]>(`select distinct repository_id from pull_requests where ${STALE} limit 1000`);
-    for (const row of rows) this.wake(row.repository_id);
-  }
-
-  private async checkRepository(repositoryId: string): Promise<void> {
+  private async checkRepository(repositoryId: string): Promise<boolean> {
     const em = this.orm.em.fork();
     const stale = await em.execute<StalePullRequest[]>(
       `select id, number, head_ref, base_sha, head_sha, mergeable_head_sha from pull_requests where repository_id = ? and ${STALE} order by number limit ${BATCH}`,
       [repositoryId],
     );
-    if (!stale.length) return;
+    if (!stale.length) return false;
     const dir = this.git.pathFor(repositoryId);
     // Slots are shared fairly between accounts: one account's repositories take one slot between them.
     const [owner] = await em.execute<Array<{ owner_id: string }>>('select owner_id from repositories where id = ?', [repositoryId]);
-    if (!owner) return;
+    if (!owner) return false;
     const account = owner.owner_id;
     // Commits are counted with one git process per base (pull requests mostly share one), merges one by one.
     // A count git cannot make within its bounds keeps the counts stored (null: unknown). Counts the
@@ -160,11 +132,12 @@ export class Mergeability {
       if (checked.length < begun) this.metrics.mergeabilityChecks.inc({ outcome: 'failed' }, begun - checked.length);
     }
     await this.store(
+      repositoryId,
       dir,
       checked.sort((a, b) => a.pr.number - b.pr.number),
     );
     if (failure) throw failure;
-    if (stale.length === BATCH) this.again.add(repositoryId);
+    return stale.length === BATCH;
   }
 
   /**
@@ -173,7 +146,7 @@ export class Mergeability {
    * every ref change of the pass with one `update-ref --stdin` before the commit — so the refs of a
    * pull request are written in the order of its changes, and a result dropped moves no ref.
    */
-  private async store(dir: string, checked: Checked[]): Promise<void> {
+  private async store(repositoryId: string, dir: string, checked: Checked[]): Promise<void> {
     if (!checked.length) return;
     const outcomes: string[] = [];
     try {
@@ -202,6 +175,7 @@ export class Mergeability {
         }
         await applyPullRefs(dir, refs);
       });
+      if (outcomes.includes('mergeable')) for (const listener of this.mergeableListeners) listener(repositoryId);
     } catch (error) {
       outcomes.fill('failed');
       throw error;

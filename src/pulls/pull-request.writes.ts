@@ -245,7 +245,13 @@ export async function updatePullRequest(
       await tx.flush(); // reopening beside another open pull request for the pair fails here
       const fields = async () => ({ number: pr.number, pull_request: await pullRequestRecord(deps.headStatuses, tx, pr) });
       if (Object.keys(changes).length) {
-        await events.record(tx, { type: 'pull_request', action: 'updated', repository: repo, actor, fields: { ...(await fields()), changes } });
+        await events.record(tx, {
+          type: 'pull_request',
+          action: 'updated',
+          repository: repo,
+          actor,
+          fields: { ...(await fields()), changes },
+        });
       }
       if (retarget || transition === 'reopened') events.afterCommit(tx, () => mergeability.wake(repo.id));
       if (transition) {
