@@ -132,6 +132,9 @@ export function toRest(value: unknown, shape: FieldShape[]): unknown {
     if (field.children) result[field.restKey] = toRest(item, field.children);
     else if (field.isEnum && typeof item === 'string') result[field.restKey] = item.toLowerCase();
     else if (field.isEnum && Array.isArray(item)) result[field.restKey] = item.map((v) => (typeof v === 'string' ? v.toLowerCase() : v));
+    // The text JSON.stringify would write (Date's toJSON): a Date, an object with toJSON, keeps
+    // V8's JSON.stringify off its fast path for the whole answer, several times slower on a list.
+    else if (item instanceof Date) result[field.restKey] = item.toISOString();
     else result[field.restKey] = item;
   }
   return result;

@@ -3,7 +3,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Permission } from '../auth/permissions.js';
 import { fastRead } from '../db/fast-read.js';
 import { DomainError, invalid, notFound, Problems } from '../errors/domain-error.js';
-import type { EventRecorder } from '../events/event-recorder.js';
+import { GroupCommit } from '../db/group-commit.js';
+import type { EventRecorder, StatementEvent } from '../events/event-recorder.js';
 import type { GitStorage } from '../git/storage.js';
 import { newId } from '../ids.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
@@ -96,9 +97,9 @@ export class CommitStatuses {
 
   /**
    * Posting a status needs write permission and a token with `repo` or `repo:status`. The status,
-   * its context's latest pointer and count, and its `status` event are written by ONE statement:
-   * the context's row is locked only while PostgreSQL runs it, and the cap is decided on that row,
-   * so concurrent posts to one context can never pass it.
+   * its context's latest pointer and count, and its `status` event are written by ONE statement
+   * (`insertStatuses`), shared with the posts to the same repository that arrive meanwhile; inside a
+   * caller's transaction the post goes alone at once.
    */
   async create(em: EntityManager, viewer: Principal, input: CreateCommitStatusInput): Promise<LatestStatus> {
     const repo = await this.deps.repositories.find(em, viewer, input.repositoryId, Permission.WRITE, 'repo:status', SEEN_WITH);
@@ -120,52 +121,20 @@ export class CommitStatuses {
       createdAt: now,
       updatedAt: now,
     };
-    const made = await this.deps.events.recordInStatement(
+    const posted: Posted = {
       em,
-      {
-        // The context's row first, on its lock: it counts the status and names it the latest, unless
-        // the context is full (then nothing is written). The repository's KEY SHARE lock is what the
-        // foreign keys take anyway; a repository deleted meanwhile selects nothing.
-        ctes: `latest as (
-                 insert into commit_status_contexts as c (repository_id, sha, context, latest_id, state, count)
-                 select r.id, ?, ?, ?, ?, 1 from repositories r where r.id = ? for key share
-                 on conflict (repository_id, sha, context) do update
-                   set latest_id = excluded.latest_id, state = excluded.state, count = c.count + 1
-                   where c.count < ${MAX_STATUSES_PER_CONTEXT}
-                 returning repository_id, latest_id),
-               created as (
-                 insert into commit_statuses (id, repository_id, sha, state, context, description, target_url, creator_id, created_at, updated_at)
-                 select l.latest_id, l.repository_id, ?, ?, ?, ?, ?, ?, ?::timestamptz, ?::timestamptz from latest l
-                 returning id)`,
-        params: [
-          sha,
-          context,
-          status.id,
-          status.state,
-          repo.id,
-          sha,
-          status.state,
-          context,
-          status.description,
-          status.targetUrl,
-          viewer.userId,
-          now.toISOString(),
-          now.toISOString(),
-        ],
-        made: 'created',
-        key: 'id',
-        value: 'id',
-      },
+      events: this.deps.events,
+      repositoryId: repo.id,
+      status: { ...status, sha },
       // Nothing of the payload waits for the statement: the stand-in is a string no payload holds.
-      [
-        {
-          key: status.id,
-          change: { type: 'status', repository: repo, actor: status.creator, fields: statusPayload(sha, status, facts.branches) },
-          standIn: randomUUID(),
-        },
-      ],
-    );
-    if (!made.has(status.id)) throw await this.whyNotMade(em, repo.id, sha, context);
+      event: {
+        key: status.id,
+        change: { type: 'status', repository: repo, actor: status.creator, fields: statusPayload(sha, status, facts.branches) },
+        standIn: randomUUID(),
+      },
+    };
+    const made = em.isInTransaction() ? (await insertStatuses([posted])).has(status.id) : await together.add(repo.id, posted);
+    if (!made) throw await this.whyNotMade(em, repo.id, sha, context);
     return status;
   }
 
@@ -180,6 +149,99 @@ export class CommitStatuses {
     }
     return notFound('repository');
   }
+}
+
+/** A status to write, with its event; `em` is its request's (the first of a batch runs the statement). */
+interface Posted {
+  em: EntityManager;
+  events: EventRecorder;
+  repositoryId: string;
+  status: LatestStatus & { sha: string };
+  event: StatementEvent;
+}
+
+/** At most this many statuses share one statement (its text carries their payloads). */
+const MOST_AT_ONCE = 64;
+
+/**
+ * Posts to one repository that arrive while a statement for it runs wait for it and go together in
+ * the next (GroupCommit): a CI system reports many contexts at once, and each statement's commit
+ * waits for the WAL to reach the disk, which costs one post as much as fifty. Answers whether each
+ * was made.
+ */
+const together = new GroupCommit<Posted, boolean>(async (batch) => {
+  const made = new Set<string>();
+  for (const round of rounds(batch)) for (const id of (await insertStatuses(round)).keys()) made.add(id);
+  return batch.map((posted) => made.has(posted.status.id));
+}, MOST_AT_ONCE);
+
+/**
+ * A batch as statements whose posts name distinct contexts, in arrival order: one statement's
+ * upsert may touch each context's row only once, and two posts to one context must count and take
+ * the latest pointer one after the other.
+ */
+function rounds(batch: Posted[]): Posted[][] {
+  const result: Posted[][] = [];
+  const seen = new Map<string, number>();
+  for (const posted of batch) {
+    const key = `${posted.status.sha}\u0000${posted.status.context}`;
+    const round = seen.get(key) ?? 0;
+    seen.set(key, round + 1);
+    (result[round] ??= []).push(posted);
+  }
+  return result;
+}
+
+/**
+ * ONE statement writes the statuses (of one repository, distinct contexts), each context's latest
+ * pointer and count, and their `status` events: a context's row is locked only while PostgreSQL runs
+ * it, and the cap is decided on that row, so concurrent posts to one context can never pass it.
+ * Contexts are locked in (sha, context) order, so two statements cannot deadlock. Returns the made
+ * statuses by id; a post the statement did not make (its context was full, or the repository is
+ * gone) has none.
+ */
+function insertStatuses(batch: Posted[]) {
+  const rows = batch.map(({ status }) => ({
+    id: status.id,
+    sha: status.sha,
+    state: status.state,
+    context: status.context,
+    description: status.description,
+    target_url: status.targetUrl,
+    creator_id: status.creator.id,
+    created_at: status.createdAt.toISOString(),
+    updated_at: status.updatedAt.toISOString(),
+  }));
+  return batch[0]!.events.recordInStatement(
+    batch[0]!.em,
+    {
+      // The context's row first, on its lock: it counts the status and names it the latest, unless
+      // the context is full (then nothing is written). The repository's KEY SHARE lock is what the
+      // foreign keys take anyway; a repository deleted meanwhile selects nothing.
+      ctes: `posted as (
+               select * from jsonb_to_recordset(?::jsonb) as t(id text, sha text, state text, context text, description text,
+                                                               target_url text, creator_id text, created_at timestamptz, updated_at timestamptz)),
+             latest as (
+               insert into commit_status_contexts as c (repository_id, sha, context, latest_id, state, count)
+               select r.id, p.sha, p.context, p.id, p.state, 1
+                 from (select id from repositories where id = ? for key share) r, posted p
+                order by p.sha, p.context
+               on conflict (repository_id, sha, context) do update
+                 set latest_id = excluded.latest_id, state = excluded.state, count = c.count + 1
+                 where c.count < ${MAX_STATUSES_PER_CONTEXT}
+               returning repository_id, latest_id),
+             created as (
+               insert into commit_statuses (id, repository_id, sha, state, context, description, target_url, creator_id, created_at, updated_at)
+               select p.id, l.repository_id, p.sha, p.state, p.context, p.description, p.target_url, p.creator_id, p.created_at, p.updated_at
+                 from latest l join posted p on p.id = l.latest_id
+               returning id)`,
+      params: [JSON.stringify(rows), batch[0]!.repositoryId],
+      made: 'created',
+      key: 'id',
+      value: 'id',
+    },
+    batch.map((posted) => posted.event),
+  );
 }
 
 /** Every problem of a status's input at once (VALIDATION_FAILED, 422 in REST). */

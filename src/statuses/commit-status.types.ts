@@ -5,7 +5,12 @@ import { ConnectionType } from '../graphql/pagination.js';
 import { Repository } from '../repositories/repository.entity.js';
 import type { CombinedState, LatestStatus, StatusState } from './combined-status.js';
 
-/** GraphQL types of commit statuses: the records are plain objects read with SQL (combined-status.ts, commit-status.service.ts). */
+/**
+ * GraphQL types of commit statuses: the records are plain objects read with SQL (combined-status.ts,
+ * commit-status.service.ts). Their fields are plain properties (`simpleResolvers`): without it
+ * type-graphql gives each field a resolver of its own, which the executor then calls for every field
+ * of every status — a combined status of 50 contexts made some 500 such calls.
+ */
 
 /** The GraphQL enums as plain objects: their values are the states as stored (`pending`, …), which REST shows. */
 const CommitStatusState = { PENDING: 'pending', SUCCESS: 'success', FAILURE: 'failure', ERROR: 'error' } as const;
@@ -17,7 +22,10 @@ registerEnumType(CombinedStatusState, {
   description: 'FAILURE if any context failed or errored, else PENDING if any is pending or there are none, else SUCCESS.',
 });
 
-@ObjectType('CommitStatus', { description: 'A state a CI system (or anyone with write access) reported for a commit, under a context.' })
+@ObjectType('CommitStatus', {
+  description: 'A state a CI system (or anyone with write access) reported for a commit, under a context.',
+  simpleResolvers: true,
+})
 export class CommitStatusRecord implements LatestStatus {
   @Field(() => ID)
   id!: string;
@@ -44,7 +52,10 @@ export class CommitStatusRecord implements LatestStatus {
   updatedAt!: Date;
 }
 
-@ObjectType('CombinedStatus', { description: 'The latest status of each context of a commit, and the state they combine to.' })
+@ObjectType('CombinedStatus', {
+  description: 'The latest status of each context of a commit, and the state they combine to.',
+  simpleResolvers: true,
+})
 export class CombinedStatusRecord {
   @Field()
   sha!: string;

@@ -37,3 +37,32 @@ export const cpuShares = (before: number[], after: number[]) => {
   const total = delta.reduce((sum, v) => sum + v, 0) || 1;
   return { idle: (delta[3] ?? 0) / total, steal: (delta[7] ?? 0) / total };
 };
+
+/**
+ * CPU time (ms) used so far by the service process and by its descendants (the embedded
+ * PostgreSQL's postmaster and backends, git), from /proc: the cost of a request, which a busy
+ * shared machine changes much less than the throughput.
+ */
+export async function cpuUsed(root: number): Promise<{ service: number; postgres: number }> {
+  const tick = 1000 / 100; // USER_HZ
+  const stats = new Map<number, { parent: number; ms: number }>();
+  for (const entry of await fs.readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await fs.readFile(`/proc/${entry}/stat`, 'utf8').catch(() => null);
+    if (!stat) continue;
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // after "pid (comm) "
+    // state ppid … utime (14th field overall, 12th here) stime; children that exited count in cutime/cstime
+    const ms = (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * tick;
+    stats.set(Number(entry), { parent: Number(fields[1]), ms });
+  }
+  const children = new Map<number, number[]>();
+  for (const [pid, { parent }] of stats) children.set(parent, [...(children.get(parent) ?? []), pid]);
+  let postgres = 0;
+  const stack = [...(children.get(root) ?? [])];
+  while (stack.length) {
+    const pid = stack.pop()!;
+    postgres += stats.get(pid)?.ms ?? 0;
+    stack.push(...(children.get(pid) ?? []));
+  }
+  return { service: stats.get(root)?.ms ?? 0, postgres };
+}

@@ -5,31 +5,63 @@
  *  - reading the combined status of a commit with 50 contexts (`GET /repos/:id/commits/:sha/status`)
  *    side by side with `GET /repos/:id`, in alternating rounds, and the median of each round's ratio.
  * Medians over several rounds; prints a table and a JSON line.
+ * BENCH_CPU_PROF=<dir> samples the service's CPU for the whole run and writes a .cpuprofile there on exit;
+ * BENCH_ONLY=post or BENCH_ONLY=read runs one half (a profile of one kind of request).
  */
+import fs from 'node:fs/promises';
 import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import { adminClient } from '../support/client.js';
 import { CairnServer } from '../support/server.js';
 import { databaseOf } from './database.js';
-import { cpuShares, cpuTimes, median, pairedRatio } from './stats.js';
+import { cpuShares, cpuTimes, cpuUsed, median, pairedRatio } from './stats.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 /** Distinct contexts the posts take turns over: far below the cap of 1,000 statuses per context in every run. */
 const CONTEXTS = 200;
+const CPU_PROF = process.env.BENCH_CPU_PROF;
+const ONLY = process.env.BENCH_ONLY;
+const here = path.dirname(fileURLToPath(import.meta.url));
 
-const run = (options: autocannon.Options, duration: number) => autocannon({ ...options, connections: CONNECTIONS, duration });
+/** CPU ms per request of each target's runs: the service process, and PostgreSQL (less sensitive to a busy machine than req/s). */
+const cpuPerRequest = new Map<string, { service: number; postgres: number; requests: number }>();
+
+async function run(options: autocannon.Options, duration: number, target?: string) {
+  const before = target ? await cpuUsed(server.process!.pid!) : null;
+  const result = await autocannon({ ...options, connections: CONNECTIONS, duration });
+  if (target && before) {
+    const after = await cpuUsed(server.process!.pid!);
+    const sum = cpuPerRequest.get(target) ?? { service: 0, postgres: 0, requests: 0 };
+    sum.service += after.service - before.service;
+    sum.postgres += after.postgres - before.postgres;
+    sum.requests += result.requests.total;
+    cpuPerRequest.set(target, sum);
+  }
+  return result;
+}
+
+function cpuOf(target: string) {
+  const sum = cpuPerRequest.get(target);
+  if (!sum?.requests) return { serviceCpu: NaN, postgresCpu: NaN };
+  return { serviceCpu: sum.service / sum.requests, postgresCpu: sum.postgres / sum.requests };
+}
 
 interface Measured {
+  serviceCpu: number;
+  postgresCpu: number;
   rps: number;
   p50: number;
   p99: number;
   failed: number;
 }
 
-function summary(results: autocannon.Result[]): Measured {
+function summary(target: string, results: autocannon.Result[]): Measured {
   return {
+    ...cpuOf(target),
     rps: Math.round(median(results.map((r) => r.requests.average))),
     p50: median(results.map((r) => r.latency.p50)),
     p99: median(results.map((r) => r.latency.p99)),
@@ -37,7 +69,18 @@ function summary(results: autocannon.Result[]): Measured {
   };
 }
 
-const server = await CairnServer.start({ embedded: true, discardOutput: true, env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' } });
+const profileDir = CPU_PROF ? path.resolve(CPU_PROF) : null;
+if (profileDir) await fs.mkdir(profileDir, { recursive: true });
+const server = await CairnServer.start({
+  embedded: true,
+  discardOutput: true,
+  env: {
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+    ...(profileDir
+      ? { NODE_OPTIONS: `--import=${pathToFileURL(path.join(here, 'cpu-profile.js')).href}`, CAIRN_BENCH_CPU_PROF_DIR: profileDir }
+      : {}),
+  },
+});
 let failed = false;
 try {
   const admin = adminClient(server);
@@ -70,9 +113,11 @@ try {
       },
     ],
   };
-  await run(posting, 2); // warm-up
   const posts: autocannon.Result[] = [];
-  for (let round = 0; round < ROUNDS; round++) posts.push(await run(posting, DURATION));
+  if (ONLY !== 'read') {
+    await run(posting, 2); // warm-up
+    for (let round = 0; round < ROUNDS; round++) posts.push(await run(posting, DURATION, 'post'));
+  }
 
   const db = await databaseOf(server);
   const [counted] = (
@@ -106,35 +151,40 @@ try {
       options: { url: `${server.url}/repos/${work.body.id}/commits/${readSha}/status`, headers: auth },
     },
   ];
-  for (const target of reads) await run(target.options, 2); // warm-up
   const samples = reads.map(() => [] as autocannon.Result[]);
   const stealBefore = await cpuTimes();
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const [i, target] of reads.entries()) samples[i]!.push(await run(target.options, DURATION));
+  if (ONLY !== 'post') {
+    for (const target of reads) await run(target.options, 2); // warm-up
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [i, target] of reads.entries()) samples[i]!.push(await run(target.options, DURATION, target.name));
+    }
   }
   const steal = cpuShares(stealBefore, await cpuTimes()).steal;
 
-  const post = summary(posts);
-  const repoRead = summary(samples[0]!);
-  const combined = summary(samples[1]!);
-  const ratio = pairedRatio(
-    samples[1]!.map((r) => r.requests.average),
-    samples[0]!.map((r) => r.requests.average),
-  );
-  const eventsPerStatus = counted!.statuses > 0 && counted!.events === counted!.statuses;
+  const post = summary('post', posts);
+  const repoRead = summary(reads[0]!.name, samples[0]!);
+  const combined = summary(reads[1]!.name, samples[1]!);
+  const ratio = ONLY
+    ? NaN
+    : pairedRatio(
+        samples[1]!.map((r) => r.requests.average),
+        samples[0]!.map((r) => r.requests.average),
+      );
+  const eventsPerStatus = ONLY === 'read' || (counted!.statuses > 0 && counted!.events === counted!.statuses);
 
   console.log(
     `\nbench:statuses — ${CONNECTIONS} connections, median of ${ROUNDS} × ${DURATION} s, ${os.cpus().length} CPUs, ` +
       `LOG_LEVEL=${process.env.LOG_LEVEL ?? 'info'}, CPU stolen by the hypervisor: ${(100 * steal).toFixed(0)}%\n`,
   );
-  console.log('target                                         req/s    p50 ms   p99 ms   failed');
+  console.log('target                                         req/s    p50 ms   p99 ms   failed   CPU ms/req: service  postgres');
   for (const [name, r] of [
     ['REST POST /repos/:id/statuses/:sha', post],
     [reads[0]!.name, repoRead],
     [reads[1]!.name, combined],
   ] as const) {
     console.log(
-      `${name.padEnd(46)} ${String(r.rps).padStart(6)}   ${String(r.p50).padStart(6)}   ${String(r.p99).padStart(6)}   ${r.failed}`,
+      `${name.padEnd(46)} ${String(r.rps).padStart(6)}   ${String(r.p50).padStart(6)}   ${String(r.p99).padStart(6)}   ${String(r.failed).padEnd(6)}` +
+        `   ${r.serviceCpu.toFixed(2).padStart(19)}  ${r.postgresCpu.toFixed(2).padStart(8)}`,
     );
   }
   console.log(
@@ -149,8 +199,11 @@ try {
       bench: 'statuses',
       postRps: post.rps,
       postP99: post.p99,
+      postCpu: { service: post.serviceCpu, postgres: post.postgresCpu },
       combinedRps: combined.rps,
+      combinedCpu: { service: combined.serviceCpu, postgres: combined.postgresCpu },
       repositoryRps: repoRead.rps,
+      repositoryCpu: { service: repoRead.serviceCpu, postgres: repoRead.postgresCpu },
       combinedVsRepository: ratio,
       statuses: counted!.statuses,
       events: counted!.events,

@@ -24,7 +24,7 @@ import pg from 'pg';
 import { adminClient } from '../support/client.js';
 import { Receiver } from '../support/receiver.js';
 import { CairnServer, sleep } from '../support/server.js';
-import { cpuShares, cpuTimes, median, type Throughput } from './stats.js';
+import { cpuShares, cpuTimes, cpuUsed, median, type Throughput } from './stats.js';
 import { databaseOf } from './database.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -54,35 +54,6 @@ interface Check {
   eventsPerIssue: boolean;
   deliveriesPerIssue: boolean | null;
   problems: string[];
-}
-
-/**
- * CPU time (ms) used so far by the service process and by its descendants (the embedded
- * PostgreSQL's postmaster and backends, git), from /proc: the cost of a request, which a busy
- * shared machine changes much less than the throughput.
- */
-async function cpuUsed(root: number): Promise<{ service: number; postgres: number }> {
-  const tick = 1000 / 100; // USER_HZ
-  const stats = new Map<number, { parent: number; ms: number }>();
-  for (const entry of await fs.readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = await fs.readFile(`/proc/${entry}/stat`, 'utf8').catch(() => null);
-    if (!stat) continue;
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // after "pid (comm) "
-    // state ppid … utime (14th field overall, 12th here) stime; children that exited count in cutime/cstime
-    const ms = (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * tick;
-    stats.set(Number(entry), { parent: Number(fields[1]), ms });
-  }
-  const children = new Map<number, number[]>();
-  for (const [pid, { parent }] of stats) children.set(parent, [...(children.get(parent) ?? []), pid]);
-  let postgres = 0;
-  const stack = [...(children.get(root) ?? [])];
-  while (stack.length) {
-    const pid = stack.pop()!;
-    postgres += stats.get(pid)?.ms ?? 0;
-    stack.push(...(children.get(pid) ?? []));
-  }
-  return { service: stats.get(root)?.ms ?? 0, postgres };
 }
 
 /** Samples how many backends wait on a lock, every 20 ms, until stopped; returns the mean. */
