@@ -85,3 +85,6 @@ function numbered(sql: string): string {
   }
   return text;
 }
+
+/** A timestamp as a row may hold it (a Date, or the text a driver left it as). */
+export const asDate = (value: string | Date): Date => (value instanceof Date ? value : new Date(value));

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { fastRead } from '../db/fast-read.js';
+import { asDate, fastRead } from '../db/fast-read.js';
 import { notFound } from '../errors/domain-error.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
 import type { Repository } from '../repositories/repository.entity.js';
@@ -50,7 +50,7 @@ interface PullRequestRow {
   repository_id: string;
 }
 
-const date = (value: string | Date) => (value instanceof Date ? value : new Date(value));
+const date = asDate;
 
 function factsOf(row: PullRequestRow): PullRequestFacts {
   return {

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { fastRead } from '../db/fast-read.js';
+import { asDate, fastRead } from '../db/fast-read.js';
 
 /**
  * The combined status of commits: the latest status of each context, and the one state they add
@@ -41,7 +41,8 @@ function combine(states: Iterable<StatusState>): CombinedState {
   return pending || !any ? 'pending' : 'success';
 }
 
-interface LatestRow {
+/** A status as read from `commit_statuses` joined with its creator's login. */
+export interface StatusRow {
   id: string;
   context: string;
   state: StatusState;
@@ -53,11 +54,23 @@ interface LatestRow {
   updated_at: string | Date;
 }
 
-const date = (value: string | Date) => (value instanceof Date ? value : new Date(value));
+/** The record of a status row. */
+export function statusOf(row: StatusRow): LatestStatus {
+  return {
+    id: row.id,
+    context: row.context,
+    state: row.state,
+    description: row.description,
+    targetUrl: row.target_url,
+    creator: { id: row.creator_id, login: row.creator_login },
+    createdAt: asDate(row.created_at),
+    updatedAt: asDate(row.updated_at),
+  };
+}
 
 /** Latest status per context of one sha, and their combined state. */
 export async function combinedStatus(em: EntityManager, repositoryId: string, sha: string): Promise<CombinedStatus> {
-  const rows = await fastRead<LatestRow>(
+  const rows = await fastRead<StatusRow>(
     em,
     `select s.id, s.context, s.state, s.description, s.target_url, s.creator_id, u.login as creator_login, s.created_at, s.updated_at
        from commit_status_contexts c
@@ -67,16 +80,7 @@ export async function combinedStatus(em: EntityManager, repositoryId: string, sh
       order by s.created_at desc, s.id desc`,
     [repositoryId, sha],
   );
-  const statuses = rows.map((row) => ({
-    id: row.id,
-    context: row.context,
-    state: row.state,
-    description: row.description,
-    targetUrl: row.target_url,
-    creator: { id: row.creator_id, login: row.creator_login },
-    createdAt: date(row.created_at),
-    updatedAt: date(row.updated_at),
-  }));
+  const statuses = rows.map(statusOf);
   return { sha, state: combine(statuses.map((status) => status.state)), statuses, totalCount: statuses.length };
 }
 

@@ -11,7 +11,7 @@ import { connection, type Connection, type Page } from '../graphql/pagination.js
 import type { Principal, Scope } from '../principal.js';
 import type { Repository } from '../repositories/repository.entity.js';
 import type { Repositories } from '../repositories/repository.service.js';
-import { combinedStatus, type LatestStatus, type StatusState } from './combined-status.js';
+import { combinedStatus, statusOf, type LatestStatus, type StatusRow } from './combined-status.js';
 import { FULL_SHA, isCommit, resolveCommit, shaFacts } from './commit-refs.js';
 import { statusPayload } from './commit-status.payload.js';
 import type { CombinedStatusRecord, CreateCommitStatusInput } from './commit-status.types.js';
@@ -24,33 +24,6 @@ const MAX_TARGET_URL = 2048;
 
 /** A private repository shows itself to a token that may read it, or to a CI token that may post statuses on it. */
 const SEEN_WITH: readonly Scope[] = ['repo:read', 'repo:status'];
-
-interface StatusRow {
-  id: string;
-  state: StatusState;
-  context: string;
-  description: string | null;
-  target_url: string | null;
-  creator_id: string;
-  creator_login: string;
-  created_at: string | Date;
-  updated_at: string | Date;
-}
-
-const date = (value: string | Date) => (value instanceof Date ? value : new Date(value));
-
-function statusOf(row: StatusRow): LatestStatus {
-  return {
-    id: row.id,
-    state: row.state,
-    context: row.context,
-    description: row.description,
-    targetUrl: row.target_url,
-    creator: { id: row.creator_id, login: row.creator_login },
-    createdAt: date(row.created_at),
-    updatedAt: date(row.updated_at),
-  };
-}
 
 /** The commit statuses use cases: posting one (with its `status` event), listing a commit's, and its combined status. */
 export class CommitStatuses {
