@@ -87,6 +87,19 @@ test('enabling and disabling: 200 with auto_merge, events auto_merge_enabled/dis
   expect(events[0]!.payload.pull_request.auto_merge).toEqual({ enabled_by: { id: dev.userId, login: dev.login }, method: 'squash' });
   expect(events[1]!.payload).toMatchObject({ reason: 'disabled', sender: { login: dev.login } });
 
+  // A method the rule would never take is refused, as are the merge endpoint's own refusals.
+  await owner.put(`/repos/${repo.id}/branches/main/protection`, { required_linear_history: true });
+  const linear = await dev.put(`/repos/${repo.id}/pulls/${number}/auto_merge`, { method: 'merge' });
+  expectError(linear, 422, 'validation_failed');
+  expect(linear.body.error.details).toEqual([expect.objectContaining({ field: 'method', code: 'not_allowed' })]);
+  expectError(
+    await dev.put(`/repos/${repo.id}/pulls/${number}/auto_merge`, { method: 'squash', merge_method: 'rebase' }),
+    422,
+    'validation_failed',
+  );
+  expectError(await dev.put(`/repos/${repo.id}/pulls/${number}/auto_merge`, { method: null }), 422, 'validation_failed');
+  expect((await repo.get(number)).body.auto_merge).toBeNull();
+
   // A closed pull request does not merge itself.
   await dev.patch(`/repos/${repo.id}/pulls/${number}`, { state: 'closed' });
   expectError(await dev.put(`/repos/${repo.id}/pulls/${number}/auto_merge`, {}), 422, 'validation_failed');

@@ -381,4 +381,25 @@ describe('merges through the API', () => {
     await repo.mergeable(number);
     expectError(await dev.put(`/repos/${repo.id}/pulls/${number}/merge`, {}), 405, 'not_mergeable');
   });
+
+  test('dismiss_stale_reviews: an approval given on an earlier head does not count, however the head moved', async () => {
+    const repo = await newRepo();
+    const number = await openPull(repo, 'feature', { f: '1' });
+    // Approved before the rule existed, then the head moves while the pull request is closed.
+    await reviewer.post(`/repos/${repo.id}/pulls/${number}/reviews`, { event: 'APPROVE' });
+    await protect(repo, 'main', { required_approving_review_count: 1, dismiss_stale_reviews: true });
+    expect((await dev.patch(`/repos/${repo.id}/pulls/${number}`, { state: 'closed' })).status).toBe(200);
+    await repo.commit('feature', 'unreviewed', { f: 'unreviewed' });
+    await repo.push(['feature'], dev);
+    expect((await dev.patch(`/repos/${repo.id}/pulls/${number}`, { state: 'open' })).status).toBe(200);
+    const reopened = await eventually(async () => {
+      const record = (await repo.get(number)).body;
+      return record.mergeable !== null ? record : null;
+    });
+    expect(reopened.mergeable_state).toBe('blocked');
+    const refused = await dev.put(`/repos/${repo.id}/pulls/${number}/merge`, {});
+    expect(refused.body.error.details).toEqual([expect.objectContaining({ code: 'approvals_required' })]);
+    await reviewer.post(`/repos/${repo.id}/pulls/${number}/reviews`, { event: 'APPROVE' });
+    expect((await dev.put(`/repos/${repo.id}/pulls/${number}/merge`, {})).status).toBe(200);
+  });
 });

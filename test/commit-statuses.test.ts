@@ -188,6 +188,20 @@ test('who may post and read: repo:status only for statuses; repo:read and read-o
   expect((await ci.post(`/repos/${secret.id}/statuses/${secretMain}`, { state: 'failure' })).status).toBe(201);
   expect((await ci.get(`/repos/${secret.id}/commits/main/status`)).body.state).toBe('failure');
   expect((await ci.get(`/repos/${secret.id}`)).status).toBe(404); // the repository itself stays out of its reach
+  // Nor through GraphQL: the combined status names its repository, and nothing can be read through it.
+  const named = await ci.gql<{ combinedStatus: { repository: { fullName: string; private: boolean } } }>(
+    'query($id: ID!) { combinedStatus(repositoryId: $id, ref: "main") { repository { fullName private } } }',
+    { id: secret.id },
+  );
+  expect(named.combinedStatus.repository).toEqual({ fullName: 'statuses-owner/statuses-private', private: true });
+  const through = await ci.graphql(
+    'query($id: ID!) { combinedStatus(repositoryId: $id, ref: "main") { repository { issues { totalCount } } } }',
+    {
+      id: secret.id,
+    },
+  );
+  expect(through.data).toBeUndefined();
+  expect(JSON.stringify(through.errors)).toContain('Cannot query field');
 
   const before = await count(main);
   const readToken = await post(readOnlyToken, main, { state: 'success' });

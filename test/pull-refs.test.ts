@@ -120,8 +120,25 @@ test('a push to refs/pull is refused with its reason and changes nothing', async
   const before = await pullRefs(repo);
   const pushed = await git.run(['push', 'origin', `+main:refs/pull/${number}/head`, `+main:refs/pull/${number}/merge`], { cwd: repo.work });
   expect(pushed.code).not.toBe(0);
-  expect(pushed.stderr).toContain('a push may only write branches (refs/heads/) and tags (refs/tags/)');
+  // git itself refuses them (hidden from pushes): the reason it prints, per ref.
+  expect(pushed.stderr).toMatch(/refs\/pull\/\d+\/head \(deny updating a hidden ref\)/);
   expect(await pullRefs(repo)).toEqual(before);
+});
+
+test('deleting a pull ref is refused and never reaches the branch its head ref names', async () => {
+  const { repo, number } = await repoWithTopic();
+  await mergeRefFor(repo, number, await sha(repo, 'main'), await sha(repo, 'topic'));
+  const before = await pullRefs(repo);
+  const topic = await repo.remoteSha('topic');
+  const pushed = await git.run(['push', 'origin', `:refs/pull/${number}/head`, `:refs/pull/${number}/merge`], { cwd: repo.work });
+  expect(pushed.code).not.toBe(0);
+  expect(pushed.stderr).toMatch(/refs\/pull\/\d+\/head \(deny deleting a hidden ref\)/);
+  expect(await repo.remoteSha('topic')).toBe(topic);
+  expect(await pullRefs(repo)).toEqual(before);
+  expect((await repo.get(number)).body.state).toBe('open');
+  // A push is not even shown them.
+  const advertised = await git.run(['push', '--dry-run', '--porcelain', '--mirror', 'origin'], { cwd: repo.work });
+  expect(advertised.stdout).not.toContain('refs/pull/');
 });
 
 test('closing removes the pull refs, reopening brings them back', async () => {

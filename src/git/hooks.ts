@@ -39,10 +39,11 @@ export function fencedBy(hooksDir: string, token: string): { config: string[]; e
  * only, so a push lands its other refs (as on GitHub), unless the client asked for `--atomic`.
  * - A push writes branches and tags only (`refs/heads/*`, `refs/tags/*`): nothing else is served
  *   as part of a repository, and other namespaces change how git reads it (`refs/replace/*`).
- *   Deleting a ref outside them stays possible: only a ref left from before this rule can be there.
+ *   Deleting a ref outside them stays possible (only a ref left from before this rule can be there),
+ *   but for the service's pull refs (receive-pack hides them too: receive.ts).
  * - A new branch or tag may not be named so that git accepts it as a ref but not as a name on a
  *   command line (`refs/heads/-x` reads as an option, `refs/heads/HEAD` shadows HEAD), as on GitHub.
- * - With a guard listening (REF_GUARD_ENV), a branch update is then put to it (ref-guard.sh below).
+ * - With a policy listening (REF_GUARD_ENV), a branch update is then put to it (REF_GUARD below).
  * Its output reaches the pusher (`remote: ...`), and git prints the ref as `[remote rejected]`.
  */
 const UPDATE = `#!/bin/sh
@@ -60,6 +61,7 @@ guarded() {
 if [ "$new" = "${ZERO_SHA}" ]; then
   case "$ref" in
     refs/heads/*) guarded "$@" ;;
+    refs/pull/*) refuse 'pull request refs are kept by the service' ;;
   esac
   exit 0
 fi
@@ -96,7 +98,8 @@ if [ "\${answer%% *}" = need ]; then
   for fact in \${answer#need }; do
     case "$fact" in
       forced) git merge-base --is-ancestor "$old" "$new" 2>/dev/null && facts="$facts forced=0" || facts="$facts forced=1" ;;
-      merges) [ -z "$(git rev-list --merges -n 1 "$old..$new" 2>/dev/null)" ] && facts="$facts merges=0" || facts="$facts merges=1" ;;
+      # A rev-list that fails (a bound, a missing object) says merges=1: the rule fails closed.
+      merges) found=$(git rev-list --merges -n 1 "$old..$new" 2>/dev/null) && [ -z "$found" ] && facts="$facts merges=0" || facts="$facts merges=1" ;;
     esac
   done
   printf 'facts%s\n' "$facts" >&3

@@ -17,7 +17,7 @@ export class RequiredStatusChecks {
 /**
  * A rule protecting the branches its pattern names: an exact branch name or a pattern where `*`
  * stands for any characters within one path segment (`release/*`). Enforced wherever refs move
- * (ref-guard.ts): pushes are refused per ref, merges through the API answer NOT_MERGEABLE.
+ * (branch-rules.ts): pushes are refused per ref, merges through the API answer NOT_MERGEABLE.
  */
 @ObjectType('BranchProtection')
 @Entity({ tableName: 'branch_protections' })

@@ -37,7 +37,7 @@ export class BranchProtections {
     const fields = checked(input);
     return em.transactional(async (tx) => {
       // The repository's row first: two rules set at once for one repository queue, so the count holds.
-      await tx.execute('select 1 from repositories where id = ? for update', [repo.id]);
+      await tx.execute('select 1 from repositories where id = ? for no key update', [repo.id]);
       let rule = await tx.findOne(BranchProtection, { repository: repo.id, pattern: input.branch });
       if (!rule) {
         if ((await tx.count(BranchProtection, { repository: repo.id })) >= MAX_RULES) {

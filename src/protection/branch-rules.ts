@@ -66,20 +66,14 @@ export class BranchRules implements RefPolicy {
     const dir = this.git.pathFor(change.repositoryId);
     for (const update of change.updates) {
       const rule = update.ref.startsWith(BRANCH) ? ruleFor(rules, update.ref.slice(BRANCH.length)) : null;
-      if (!rule || (admin && !rule.enforceAdmins)) continue;
-      if (!merge) {
-        // A change Cairn makes that is not a merge: judged as a push, its history read from the repository.
-        const history = {
-          forced: update.before !== ZERO_SHA && update.after !== ZERO_SHA && !(await isAncestor(dir, update.before, update.after)),
-          merges: null,
-        };
-        const reason = pushRefusal(rule, update, ZERO_SHA, history, await contextStates(tx, change.repositoryId, update.after));
-        if (reason) throw new DomainError('FORBIDDEN', reason);
-        continue;
-      }
+      // An auto-merge waits for the rule whoever enabled it: it never lands past it, an admin's neither.
+      if (!rule || (admin && !rule.enforceAdmins && !merge?.auto)) continue;
+      // Cairn decides refs itself only to merge pull requests (a repository's first commit is not a change).
+      if (!merge) throw new DomainError('FORBIDDEN', `protected branch: ${update.ref} moves only by a push or a merge`);
       const [pr] = await tx.execute<Array<{ head_sha: string }>>('select head_sha from pull_requests where id = ?', [merge.pullRequestId]);
       if (!pr) continue;
-      const verdict = (await reviewVerdicts(tx, change.repositoryId, [merge.pullRequestId])).get(merge.pullRequestId)!;
+      const onHead = rule.dismissStaleReviews ? pr.head_sha : null;
+      const verdict = (await reviewVerdicts(tx, change.repositoryId, [{ id: merge.pullRequestId, onHead }])).get(merge.pullRequestId)!;
       const problems = mergeProblems(rule, {
         ...verdict,
         statuses: await contextStates(tx, change.repositoryId, pr.head_sha),

@@ -30,18 +30,22 @@ export interface ReviewVerdict {
 /**
  * Per pull request: the latest approving or change-requesting review of each reviewer who can
  * write the repository (as on GitHub, a reader's approval does not count), unless dismissed since.
+ * Where `onHead` is given (the rule dismisses stale reviews), an approval counts only if it was
+ * given on that head: one given before the head moved does not, however the head moved (a push
+ * while the pull request was closed, or before the rule existed).
  */
 export async function reviewVerdicts(
   em: EntityManager,
   repositoryId: string,
-  pullRequestIds: string[],
+  pulls: Array<{ id: string; onHead: string | null }>,
 ): Promise<Map<string, ReviewVerdict>> {
-  const verdicts = new Map<string, ReviewVerdict>(pullRequestIds.map((id) => [id, { approvals: 0, changesRequestedBy: [] }]));
-  if (!pullRequestIds.length) return verdicts;
-  const rows = await fastRead<{ pull_request_id: string; state: string; login: string }>(
+  const verdicts = new Map<string, ReviewVerdict>(pulls.map(({ id }) => [id, { approvals: 0, changesRequestedBy: [] }]));
+  if (!pulls.length) return verdicts;
+  const heads = new Map(pulls.map(({ id, onHead }) => [id, onHead]));
+  const rows = await fastRead<{ pull_request_id: string; state: string; commit_id: string; login: string }>(
     em,
-    `select latest.pull_request_id, latest.state, u.login
-       from (select distinct on (pull_request_id, user_id) pull_request_id, user_id, state
+    `select latest.pull_request_id, latest.state, latest.commit_id, u.login
+       from (select distinct on (pull_request_id, user_id) pull_request_id, user_id, state, commit_id
                from pull_request_reviews
               where pull_request_id = any(string_to_array(?, ',')) and state in ('approved', 'changes_requested', 'dismissed')
               order by pull_request_id, user_id, submitted_at desc, id desc) latest
@@ -51,12 +55,13 @@ export async function reviewVerdicts(
         and (u.admin or r.owner_id = u.id or exists (
               select 1 from collaborators c where c.repository_id = r.id and c.user_id = u.id and c.permission in ('write', 'admin')))
       order by u.login`,
-    [pullRequestIds.join(','), repositoryId],
+    [pulls.map(({ id }) => id).join(','), repositoryId],
   );
   for (const row of rows) {
     const verdict = verdicts.get(row.pull_request_id)!;
-    if (row.state === 'approved') verdict.approvals++;
-    else verdict.changesRequestedBy.push(row.login);
+    const onHead = heads.get(row.pull_request_id);
+    if (row.state !== 'approved') verdict.changesRequestedBy.push(row.login);
+    else if (!onHead || row.commit_id === onHead) verdict.approvals++;
   }
   return verdicts;
 }

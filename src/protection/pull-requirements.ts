@@ -13,6 +13,21 @@ import { ruleFor } from './rule-match.js';
  * Admins may merge past a rule that does not enforce admins, but the state says what the rule asks.
  */
 export class PullRequirements implements MergeRequirements {
+  async methodRefusal(em: EntityManager, repositoryId: string, baseRef: string, method: string): Promise<string | null> {
+    const rule = ruleFor(await rulesOf(em, repositoryId), baseRef);
+    const problems = rule
+      ? mergeProblems(rule, {
+          approvals: Infinity,
+          changesRequestedBy: [],
+          statuses: new Map(),
+          upToDate: null,
+          mergeCommit: method === 'merge',
+        })
+      : [];
+    const refused = problems.find((problem) => problem.code === 'merge_commit_not_allowed');
+    return refused ? refused.message : null;
+  }
+
   async refine(em: EntityManager, repositoryId: string, views: PullRequestView[]): Promise<void> {
     const clean = views.filter((view) => view.mergeableState === MergeableState.CLEAN);
     if (!clean.length) return;
@@ -23,7 +38,9 @@ export class PullRequirements implements MergeRequirements {
       reviewVerdicts(
         em,
         repositoryId,
-        judged.filter(({ rule }) => rule?.requiredApprovingReviewCount).map(({ view }) => view.id),
+        judged
+          .filter(({ rule }) => rule?.requiredApprovingReviewCount)
+          .map(({ view, rule }) => ({ id: view.id, onHead: rule!.dismissStaleReviews ? view.head.sha : null })),
       ),
       combinedStates(em, repositoryId, heads),
       contextStatesOf(

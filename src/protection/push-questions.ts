@@ -20,6 +20,8 @@ export type DecideUpdate = (question: RefQuestion, learn: LearnHistory) => Promi
 
 /** A line is a token and a ref name and two shas: far below this. Anything longer is not the hook. */
 const MAX_LINE = 8 * 1024;
+/** How long a connection has to send the push's token: the hook sends it at once. */
+const TOKEN_MS = 5_000;
 /** A hook that says nothing for this long has gone (git's own push deadline stops it anyway). */
 const IDLE_MS = 60_000;
 
@@ -35,8 +37,11 @@ export async function openQuestions(decide: DecideUpdate, log: Logger): Promise<
   const server = net.createServer((socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
+    // Whoever is on the other end (the hook, or any local process that found the port) can reset
+    // the connection at any moment: that ends the exchange, never the service.
+    socket.on('error', () => socket.destroy());
     answer(socket, token, decide).catch((error: unknown) => {
-      log.error({ err: error }, 'a branch rule could not be checked; the ref is refused');
+      if (!socket.destroyed) log.error({ err: error }, 'a branch rule could not be checked; the ref is refused');
       socket.destroy();
     });
   });
@@ -44,24 +49,30 @@ export async function openQuestions(decide: DecideUpdate, log: Logger): Promise<
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
   });
+  // Past listening, an error (a failed accept: out of file handles) refuses what it would have answered.
+  server.on('error', (error) => log.warn({ err: error }, 'the branch rules socket failed; refs asked about meanwhile are refused'));
   const { port } = server.address() as net.AddressInfo;
   return {
     env: { [REF_GUARD_ENV]: `${port} ${token}` },
     close: async () => {
+      // Stop accepting first: a connection accepted after the others were destroyed would hold the close.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closed;
     },
   };
 }
 
 async function answer(socket: net.Socket, token: string, decide: DecideUpdate): Promise<void> {
-  socket.setTimeout(IDLE_MS, () => socket.destroy());
+  // The hook sends its question at once; a connection that does not is not the hook.
+  socket.setTimeout(TOKEN_MS, () => socket.destroy());
   const lines = lineReader(socket);
   const [sent = '', ref = '', before = '', after = ''] = (await lines()).split(' ');
   if (!sameToken(sent, token) || !/^[0-9a-f]{40}$/.test(before) || !/^[0-9a-f]{40}$/.test(after)) {
     socket.destroy();
     return;
   }
+  socket.setTimeout(IDLE_MS, () => socket.destroy());
   const reason = await decide({ ref, before, after }, async (facts) => {
     socket.write(`need ${facts.join(' ')}\n`);
     const told = new Map((await lines()).split(' ').map((fact) => fact.split('=') as [string, string]));

@@ -12,7 +12,7 @@ export interface PushedHistory {
   merges: boolean | null;
 }
 
-/** What a push must find out with git before its rule can decide (ref-guard.ts asks the hook). */
+/** What a push must find out with git before its rule can decide (branch-rules.ts asks the hook). */
 export function historyNeeded(rule: BranchProtection, before: string, after: string, zero: string): Array<keyof PushedHistory> {
   if (before === zero || after === zero) return [];
   const needed: Array<keyof PushedHistory> = [];

@@ -1,11 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { holds, Permission, userPermission } from '../auth/permissions.js';
 import { User } from '../auth/user.entity.js';
-import { invalid } from '../errors/domain-error.js';
+import { invalid, Problems } from '../errors/domain-error.js';
 import type { RefListener } from '../git/refs/ref-transaction.js';
 import type { Principal } from '../principal.js';
 import type { Repository } from '../repositories/repository.entity.js';
-import { MergeMethod } from './merge-commits.js';
+import { chosenMethod } from './merge.js';
 import type { PullDeps } from './pull-request.deps.js';
 import { PullRequest, PullRequestState } from './pull-request.entity.js';
 import type { AutoMergeInput } from './pull-request.inputs.js';
@@ -21,7 +21,12 @@ import { lockPullRequest } from './pull-request.writes.js';
 export async function enableAutoMerge(deps: PullDeps, em: EntityManager, viewer: Principal, input: AutoMergeInput): Promise<PullRequest> {
   const repo = await deps.repositories.find(em, viewer, input.repositoryId, Permission.WRITE);
   const loaded = await findPullRequest(em, repo, input.number);
-  const method = input.method ?? input.mergeMethod ?? MergeMethod.MERGE;
+  const problems = new Problems();
+  const method = chosenMethod(input, problems);
+  problems.throwIfAny();
+  // Enabled by a method its base branch's rule refuses, it would wait for ever.
+  const refused = await deps.requirements.methodRefusal(em, repo.id, loaded.baseRef, method);
+  if (refused) throw invalid('method', 'not_allowed', `${refused}: choose squash or rebase`);
   const changed = await deps.events.transaction(em, async (tx) => {
     const pr = await lockPullRequest(tx, loaded);
     if (pr.state !== PullRequestState.OPEN) {

@@ -8,28 +8,21 @@ import type { Principal } from '../principal.js';
 import { findRepository } from '../repositories/repository.service.js';
 import { stopAutoMerge } from './auto-merge.js';
 import { mergePullRequest } from './merge.js';
-import type { MergeMethod } from './merge-commits.js';
 import type { PullDeps } from './pull-request.deps.js';
 import { MergeableState, PullRequest } from './pull-request.entity.js';
-import { readPullRequest } from './pull-request.reads.js';
+import { readAutoMergeable } from './pull-request.reads.js';
+import type { PullRequestView } from './pull-request.view.js';
 import { RepositoryPasses } from './repository-passes.js';
 
 const AUTO_MERGE_SWEEP_JOB = 'pull-request-auto-merge-sweep';
-/** Pull requests with auto-merge tried per pass over a repository. */
+/** Passes at once in a process: a sweep over a thousand repositories is not a thousand passes at once. */
+const PASSES_AT_ONCE = 4;
+/** Pull requests with auto-merge read at once in a pass (a page). */
 const BATCH = 20;
 /** What a pull request's state must be for it to merge itself: everything its rule requires holds. */
 const READY = new Set([MergeableState.CLEAN, MergeableState.UNSTABLE]);
 /** Events after which a pull request may have become ready: its checks, reviews, branches or mergeability moved. */
 const WAKING = new Set(['status', 'pull_request', 'pull_request_review', 'push']);
-
-interface Enabled {
-  number: number;
-  method: MergeMethod;
-  user_id: string;
-  login: string;
-  admin: boolean;
-  commit_email: string | null;
-}
 
 /**
  * Merges pull requests whose auto-merge is enabled as soon as every requirement of their base
@@ -52,6 +45,7 @@ export class AutoMerger extends RepositoryPasses {
       job: AUTO_MERGE_SWEEP_JOB,
       failure: 'an auto-merge pass failed; the sweep retries it',
       waiting: `select distinct repository_id from pull_requests where state = 'open' and auto_merge_method is not null`,
+      atOnce: PASSES_AT_ONCE,
     });
   }
 
@@ -72,63 +66,78 @@ export class AutoMerger extends RepositoryPasses {
     };
   }
 
+  /**
+   * Every pull request of the repository with auto-merge enabled, a page at a time (their views and
+   * what their rules say read together); those ready are merged one after another.
+   */
   protected async pass(repositoryId: string): Promise<boolean> {
     const em = this.orm.em.fork();
-    const enabled = await em.execute<Enabled[]>(
-      `select p.number, p.auto_merge_method as method, u.id as user_id, u.login, u.admin, u.commit_email
-         from pull_requests p join users u on u.id = p.auto_merge_enabled_by_id
-        where p.repository_id = ? and p.state = 'open' and p.auto_merge_method is not null
-        order by p.number limit ${BATCH}`,
-      [repositoryId],
-    );
-    if (!enabled.length) return false;
     const repo = await findRepository(em, repositoryId);
     if (!repo) return false;
-    for (const pr of enabled) {
-      const view = await readPullRequest(em, repo, pr.number);
-      await this.deps.requirements.refine(em, repositoryId, [view]);
-      if (!READY.has(view.mergeableState)) continue;
-      const merger: Principal = {
-        userId: pr.user_id,
-        login: pr.login,
-        gitEmail: commitEmail({ id: pr.user_id, login: pr.login, commitEmail: pr.commit_email }, this.deps.baseUrl),
-        admin: pr.admin,
-        tokenId: 'auto-merge',
-        tokenExpiresAt: null,
-        scopes: new Set(['repo']),
-      };
-      try {
-        const merged = await mergePullRequest(this.deps, this.orm.em.fork(), merger, {
-          repositoryId,
-          number: pr.number,
-          method: pr.method,
-          sha: view.head.sha, // what was judged ready is what merges: a push meanwhile is a CONFLICT, and the next pass judges it
-        });
-        this.deps.log.info({ repositoryId, number: pr.number, sha: merged.sha }, 'pull request merged itself (auto-merge)');
-      } catch (error) {
-        if (!(error instanceof DomainError)) throw error;
-        if (error.code === 'FORBIDDEN' || error.code === 'NOT_FOUND') {
-          await this.cancel(repositoryId, pr, `${pr.login} can no longer merge into this repository`);
-        } else {
-          this.deps.log.info({ repositoryId, number: pr.number, code: error.code, reason: error.message }, 'auto-merge waits');
-        }
+    for (let after = 0; ;) {
+      const views = await readAutoMergeable(em, repo, after, BATCH);
+      await this.deps.requirements.refine(em, repositoryId, views);
+      for (const view of views) {
+        after = view.number;
+        if (!view.autoMerge || !READY.has(view.mergeableState)) continue;
+        // A rule made after it was enabled that refuses its method: it would fail every pass; it waits instead.
+        if (await this.deps.requirements.methodRefusal(em, repositoryId, view.base.ref, view.autoMerge.method)) continue;
+        await this.attempt(em, repositoryId, view);
+      }
+      if (views.length < BATCH) return false;
+    }
+  }
+
+  /** Merges a ready pull request as the one who enabled auto-merge, by the method they chose. */
+  private async attempt(em: EntityManager, repositoryId: string, view: PullRequestView): Promise<void> {
+    const { enabledBy, method } = view.autoMerge!;
+    const [user] = await em.execute<Array<{ admin: boolean; commit_email: string | null }>>(
+      'select admin, commit_email from users where id = ?',
+      [enabledBy.id],
+    );
+    if (!user) return;
+    const merger: Principal = {
+      userId: enabledBy.id,
+      login: enabledBy.login,
+      gitEmail: commitEmail({ id: enabledBy.id, login: enabledBy.login, commitEmail: user.commit_email }, this.deps.baseUrl),
+      admin: user.admin,
+      tokenId: 'auto-merge',
+      tokenExpiresAt: null,
+      scopes: new Set(['repo']),
+    };
+    try {
+      // What was judged ready is what merges: a push meanwhile is a CONFLICT, and the next pass judges it.
+      // As an auto-merge, the rule binds an admin too: it waits for the rule, and the rule decides.
+      const merged = await mergePullRequest(
+        this.deps,
+        this.orm.em.fork(),
+        merger,
+        { repositoryId, number: view.number, method, sha: view.head.sha },
+        { auto: true },
+      );
+      this.deps.log.info({ repositoryId, number: view.number, sha: merged.sha }, 'pull request merged itself (auto-merge)');
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      if (error.code === 'FORBIDDEN' || error.code === 'NOT_FOUND') {
+        await this.cancel(repositoryId, view.number, enabledBy, `${enabledBy.login} can no longer merge into this repository`);
+      } else {
+        this.deps.log.info({ repositoryId, number: view.number, code: error.code, reason: error.message }, 'auto-merge waits');
       }
     }
-    return enabled.length === BATCH;
   }
 
   /** Auto-merge whose merger lost the right to merge stops, with the event saying why. */
-  private async cancel(repositoryId: string, enabled: Enabled, reason: string): Promise<void> {
+  private async cancel(repositoryId: string, number: number, enabledBy: { id: string; login: string }, reason: string): Promise<void> {
     const em = this.orm.em.fork();
     await this.deps.events.transaction(em, async (tx) => {
       const repo = await findRepository(tx, repositoryId);
       const pr = await tx.findOne(
         PullRequest,
-        { repository: repositoryId, number: enabled.number },
+        { repository: repositoryId, number },
         { populate: ['user', 'mergedBy'], lockMode: LockMode.PESSIMISTIC_WRITE },
       );
       if (!repo || !pr?.autoMergeMethod) return;
-      await stopAutoMerge(this.deps, tx, repo, pr, { id: enabled.user_id, login: enabled.login }, reason);
+      await stopAutoMerge(this.deps, tx, repo, pr, enabledBy, reason);
     });
   }
 }

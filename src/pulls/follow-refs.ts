@@ -16,8 +16,11 @@ import { applyPullRefs, settledRefs } from './pull-refs.js';
 
 /** What a merge through the API writes into the ref transaction's journal entry. */
 export interface MergeNote {
-  /** `method`: how it merges (branch protection refuses merge commits where history must stay linear). */
-  merge: { pullRequestId: string; sha: string; method?: string };
+  /**
+   * `method`: how it merges (branch protection refuses merge commits where history must stay
+   * linear); `auto`: an auto-merge, which the branch rule binds even for an admin.
+   */
+  merge: { pullRequestId: string; sha: string; method?: string; auto?: boolean };
 }
 
 export function mergeNoteOf(note: unknown): MergeNote['merge'] | null {

@@ -28,7 +28,7 @@ function refuseUnmergeable(pr: { state: string; draft: boolean }): void {
 }
 
 /** `method`, or `mergeMethod` (GitHub's name for it): one field under two names, merge when neither is given. */
-function chosenMethod(input: MergePullRequestInput, problems: Problems): MergeMethod {
+export function chosenMethod(input: MergePullRequestInput, problems: Problems): MergeMethod {
   if (input.method === null) problems.add('method', 'missing', 'method cannot be null (leave it out for merge)');
   if (input.mergeMethod === null) problems.add('mergeMethod', 'missing', 'merge_method cannot be null (leave it out for merge)');
   if (input.method && input.mergeMethod && input.method !== input.mergeMethod) {
@@ -58,6 +58,7 @@ export async function mergePullRequest(
   em: EntityManager,
   viewer: Principal,
   input: MergePullRequestInput,
+  how: { auto?: boolean } = {},
 ): Promise<MergeResult> {
   const repo = await deps.repositories.find(em, viewer, input.repositoryId, Permission.WRITE);
   const pr = await findPullRequest(em, repo, input.number);
@@ -81,7 +82,7 @@ export async function mergePullRequest(
 
   const release = (await merging.acquire([{ key: viewer.userId, max: MERGES_PER_ACCOUNT }]))!;
   try {
-    return await merge(deps, viewer, repo, pr, { ...input, method });
+    return await merge(deps, viewer, repo, pr, { ...input, method }, how.auto ?? false);
   } finally {
     release();
   }
@@ -107,6 +108,7 @@ async function merge(
   repo: { id: string },
   pr: PullToMerge,
   input: MergePullRequestInput,
+  auto: boolean,
 ): Promise<MergeResult> {
   const started = performance.now();
   // Users appear in commits by login and commit email (public or no-reply), never their private account email.
@@ -116,7 +118,7 @@ async function merge(
     const sha = await build(deps, repo, pr, input, base, merger);
     const built = performance.now();
     try {
-      await swap(deps, viewer, repo, pr, base, sha, merger, input.method ?? MergeMethod.MERGE);
+      await swap(deps, viewer, repo, pr, base, sha, merger, { method: input.method ?? MergeMethod.MERGE, auto });
     } catch (error) {
       // Another merge (or a push) moved the base between the build and the swap: built again on the
       // new base while the pull request still merges cleanly there (a conflict there is 405), not a
@@ -179,10 +181,10 @@ async function swap(
   base: string,
   sha: string,
   merger: Who,
-  method: MergeMethod,
+  how: { method: MergeMethod; auto: boolean },
 ): Promise<void> {
   const { headSha: head, baseRef } = pr;
-  const note: MergeNote = { merge: { pullRequestId: pr.id, sha, method } };
+  const note: MergeNote = { merge: { pullRequestId: pr.id, sha, method: how.method, ...(how.auto ? { auto: true } : {}) } };
   const outcome = await deps.refs.update({
     repositoryId: repo.id,
     actor: { id: viewer.userId, ...merger, login: viewer.login },

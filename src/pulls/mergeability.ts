@@ -14,6 +14,8 @@ const MERGEABILITY_SWEEP_JOB = 'pull-request-mergeability-sweep';
 const BATCH = 100;
 /** git processes of checks at once in this process, shared fairly between the accounts owning the repositories (FairSlots). */
 const CONCURRENT_CHECKS = 2;
+/** How soon a pass checks again the pull requests whose rows a change held while it stored its results. */
+const SKIPPED_RETRY_MS = 1_000;
 /** Open pull requests whose stored result is not for their current (base, head) pair. */
 const STALE = `state = 'open' and (mergeable_base_sha is distinct from base_sha or mergeable_head_sha is distinct from head_sha)`;
 
@@ -131,29 +133,48 @@ export class Mergeability extends RepositoryPasses {
       if (begun < stale.length) this.metrics.mergeabilityQueueDepth.dec(stale.length - begun);
       if (checked.length < begun) this.metrics.mergeabilityChecks.inc({ outcome: 'failed' }, begun - checked.length);
     }
-    await this.store(
+    const skipped = await this.store(
       repositoryId,
       dir,
       checked.sort((a, b) => a.pr.number - b.pr.number),
     );
     if (failure) throw failure;
+    // Rows a change held: checked again a moment later (the change, once committed, may well wake it first).
+    if (skipped) setTimeout(() => this.wake(repositoryId), SKIPPED_RETRY_MS).unref();
     return stale.length === BATCH;
   }
 
   /**
    * Stores the pass's results and writes its pull refs in one transaction: each result only if its
-   * pair is still current (the update takes the row lock a push's change or a close waits for), then
+   * pair is still current and its row is not held by a change (true: some were, for a later pass), then
    * every ref change of the pass with one `update-ref --stdin` before the commit — so the refs of a
    * pull request are written in the order of its changes, and a result dropped moves no ref.
    */
-  private async store(repositoryId: string, dir: string, checked: Checked[]): Promise<void> {
-    if (!checked.length) return;
+  private async store(repositoryId: string, dir: string, checked: Checked[]): Promise<boolean> {
+    if (!checked.length) return false;
     const outcomes: string[] = [];
+    let skipped = 0;
     try {
       await this.orm.em.fork().transactional(async (tx) => {
         outcomes.length = 0;
+        skipped = 0;
         const refs: PullRefChange[] = [];
+        // Rows a change holds (a push or merge following its branches, a close) are left for the next
+        // pass, not waited for: that change may be waiting for a row this transaction has locked.
+        const free = new Set(
+          (
+            await tx.execute<Array<{ id: string }>>(
+              `select id from pull_requests where id in (select jsonb_array_elements_text(?::jsonb)) order by number for update skip locked`,
+              [JSON.stringify(checked.map(({ pr }) => pr.id))],
+            )
+          ).map((row) => row.id),
+        );
         for (const { pr, result, commits, baseInHead } of checked) {
+          if (!free.has(pr.id)) {
+            outcomes.push('superseded');
+            skipped++;
+            continue;
+          }
           const stored = await tx.execute<QueryResult>(
             `update pull_requests
                 set mergeable = ?, conflicts = ?::jsonb, mergeable_base_sha = ?, mergeable_head_sha = ?, commits_count = coalesce(?, commits_count),
@@ -185,6 +206,7 @@ export class Mergeability extends RepositoryPasses {
         this.metrics.mergeabilityDuration.observe((performance.now() - started) / 1000);
       }
     }
+    return skipped > 0;
   }
 
   /**

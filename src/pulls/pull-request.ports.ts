@@ -18,4 +18,6 @@ export interface MergeRequirements {
    * `unstable` (a status that is not required is failing).
    */
   refine(em: EntityManager, repositoryId: string, views: PullRequestView[]): Promise<void>;
+  /** Why the base branch's rule would never take a merge by `method` (linear history and `merge`), or null. */
+  methodRefusal(em: EntityManager, repositoryId: string, baseRef: string, method: string): Promise<string | null>;
 }

@@ -131,6 +131,17 @@ export async function listPullRequests(
   return connection(views, counted[0]!.total, page);
 }
 
+/** Open pull requests with auto-merge enabled numbered after `after`, oldest first, as views (one statement). */
+export function readAutoMergeable(em: EntityManager, repo: Repository, after: number, limit: number): Promise<PullRequestView[]> {
+  return readViews(
+    em,
+    `select id, number from pull_requests
+      where repository_id = ? and state = 'open' and auto_merge_method is not null and number > ? order by number limit ?`,
+    [repo.id, after, limit],
+    'wanted.number',
+  );
+}
+
 /** One pull request as its view; NOT_FOUND when there is none. */
 export async function readPullRequest(em: EntityManager, repo: Repository, number: number): Promise<PullRequestView> {
   const [view] = await readViews(em, 'select id from pull_requests where repository_id = ? and number = ?', [repo.id, number], 'p.id');

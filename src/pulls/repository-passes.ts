@@ -11,6 +11,8 @@ interface PassKind {
   failure: string;
   /** SQL selecting `repository_id` of repositories with work waiting (bounded by the caller's LIMIT). */
   waiting: string;
+  /** Passes running at once in a process (unbounded when their work is bounded otherwise); the others queue. */
+  atOnce?: number;
 }
 
 /**
@@ -18,11 +20,14 @@ interface PassKind {
  * commits a change wakes a pass over its repository at once; a sweep job every 30 s and at start-up
  * (one process at a time, Agenda's lock) wakes every repository with work waiting — whatever a crash
  * or another process left. Passes of one repository run one at a time; a wake during a pass runs
- * one more pass after it, as does a pass that says it left work for another.
+ * one more pass after it, as does a pass that says it left work for another; a kind may bound how
+ * many run at once, the other repositories waiting their turn in the order they were woken.
  */
 export abstract class RepositoryPasses {
   private readonly running = new Map<string, Promise<void>>();
   private readonly again = new Set<string>();
+  /** Repositories waiting for a pass to end, oldest first (a sweep may wake a thousand). */
+  private readonly queued = new Set<string>();
   private stopped = false;
 
   protected constructor(
@@ -34,11 +39,15 @@ export abstract class RepositoryPasses {
   /** One pass over a repository; true when it left work for another pass (a full batch). */
   protected abstract pass(repositoryId: string): Promise<boolean>;
 
-  /** A pass over the repository, now or right after the one in progress. */
+  /** A pass over the repository, now or right after the one in progress (or once a pass of another ends). */
   wake(repositoryId: string): void {
     if (this.stopped) return;
     if (this.running.has(repositoryId)) {
       this.again.add(repositoryId);
+      return;
+    }
+    if (this.running.size >= (this.kind.atOnce ?? Infinity)) {
+      this.queued.add(repositoryId);
       return;
     }
     const pass = this.pass(repositoryId)
@@ -48,7 +57,12 @@ export abstract class RepositoryPasses {
       .catch((error: unknown) => this.log.warn({ err: error, repositoryId }, this.kind.failure))
       .finally(() => {
         this.running.delete(repositoryId);
-        if (this.again.delete(repositoryId)) this.wake(repositoryId);
+        if (this.again.delete(repositoryId)) this.queued.add(repositoryId);
+        const next = this.queued.values().next();
+        if (!next.done) {
+          this.queued.delete(next.value);
+          this.wake(next.value);
+        }
       });
     this.running.set(repositoryId, pass);
   }

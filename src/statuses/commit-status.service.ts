@@ -14,7 +14,7 @@ import type { Repositories } from '../repositories/repository.service.js';
 import { combinedStatus, statusOf, type LatestStatus, type StatusRow } from './combined-status.js';
 import { FULL_SHA, isCommit, resolveCommit, shaFacts } from './commit-refs.js';
 import { statusPayload } from './commit-status.payload.js';
-import type { CombinedStatusRecord, CreateCommitStatusInput } from './commit-status.types.js';
+import { StatusRepository, type CombinedStatusRecord, type CreateCommitStatusInput } from './commit-status.types.js';
 
 /** GitHub's limits: a context keeps at most this many statuses of one commit; a description is short. */
 const MAX_STATUSES_PER_CONTEXT = 1000;
@@ -62,10 +62,10 @@ export class CommitStatuses {
     if (FULL_SHA.test(lower)) {
       // A sha with statuses is a commit (each was checked when posted): no need to ask first.
       const known = await combinedStatus(em, repo.id, lower);
-      if (known.totalCount > 0) return { ...known, repository: repo };
+      if (known.totalCount > 0) return { ...known, repository: StatusRepository.of(repo) };
     }
     const sha = await resolveCommit(em, this.deps.git, repo.id, ref);
-    return { ...(await combinedStatus(em, repo.id, sha)), repository: repo };
+    return { ...(await combinedStatus(em, repo.id, sha)), repository: StatusRepository.of(repo) };
   }
 
   /**

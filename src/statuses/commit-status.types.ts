@@ -52,6 +52,42 @@ export class CommitStatusRecord implements LatestStatus {
   updatedAt!: Date;
 }
 
+/**
+ * The repository a combined status belongs to, as a name and nothing to read through: a CI token
+ * (`repo:status`) sees statuses of a private repository, never its code, issues or pull requests.
+ */
+@ObjectType('StatusRepository', { simpleResolvers: true })
+export class StatusRepository {
+  @Field(() => ID)
+  id!: string;
+
+  @Field()
+  name!: string;
+
+  @Field()
+  fullName!: string;
+
+  @Field(() => Actor)
+  owner!: ActorRef;
+
+  @Field()
+  private!: boolean;
+
+  @Field()
+  defaultBranch!: string;
+
+  static of(repo: Repository): StatusRepository {
+    return Object.assign(new StatusRepository(), {
+      id: repo.id,
+      name: repo.name,
+      fullName: repo.fullName,
+      owner: { id: repo.owner.id, login: repo.owner.login },
+      private: repo.private,
+      defaultBranch: repo.defaultBranch,
+    });
+  }
+}
+
 @ObjectType('CombinedStatus', {
   description: 'The latest status of each context of a commit, and the state they combine to.',
   simpleResolvers: true,
@@ -69,8 +105,8 @@ export class CombinedStatusRecord {
   @Field(() => Int, { description: 'How many contexts there are.' })
   totalCount!: number;
 
-  @Field(() => Repository)
-  repository!: Repository;
+  @Field(() => StatusRepository)
+  repository!: StatusRepository;
 }
 
 export const CommitStatusConnection = ConnectionType(CommitStatusRecord, 'CommitStatusConnection');

@@ -16,7 +16,7 @@ import { Migration20261126140000_RefsFingerprint } from './Migration202611261400
 import { Migration20261126150000_OpenPullsCounter } from './Migration20261126150000_OpenPullsCounter.js';
 import { Migration20261126160000_BranchProtections } from './Migration20261126160000_BranchProtections.js';
 import { Migration20261127100000_CommitStatuses } from './Migration20261127100000_CommitStatuses.js';
-import { Migration20261127100000_PullRefs } from './Migration20261127100000_PullRefs.js';
+import { Migration20261127105000_PullRefs } from './Migration20261127105000_PullRefs.js';
 import { Migration20261127110000_AutoMerge } from './Migration20261127110000_AutoMerge.js';
 
 /** Migrations in the order they apply; `npm run migration:create -- <Name>` writes new ones to add here. */
@@ -39,6 +39,6 @@ export const MIGRATIONS = [
   Migration20261126150000_OpenPullsCounter,
   Migration20261126160000_BranchProtections,
   Migration20261127100000_CommitStatuses,
-  Migration20261127100000_PullRefs,
+  Migration20261127105000_PullRefs,
   Migration20261127110000_AutoMerge,
 ];

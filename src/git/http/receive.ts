@@ -86,6 +86,10 @@ export async function receivePack(
             // Deleting the branch HEAD names (the default branch) is refused, as on GitHub, without
             // git's advice about server settings the pusher cannot change.
             'receive.denyDeleteCurrent=refuse',
+            // Pull refs are the service's (pull-refs.ts): a push never sees them, and git refuses any command on
+            // them before a hook runs — a deletion would otherwise go through `refs/pull/<n>/head`, a symbolic
+            // ref, to the branch it names.
+            'receive.hideRefs=refs/pull/',
             // Garbage collection is the maintenance job's, under the repository's maintenance lock (which a
             // backup also takes), never git's own `gc --auto` after a push.
             'receive.autogc=false',

@@ -101,7 +101,9 @@ async function handle(
   const fetchConfig = ['uploadpack.allowFilter=true'];
 
   if (advertise) {
-    const run = await advertiseRefs(res, { service, dir, config: service === 'upload-pack' ? fetchConfig : [], gitProtocol });
+    // A push is not shown the pull refs it may not change (receive.ts hides them from its commands too).
+    const config = service === 'upload-pack' ? fetchConfig : ['receive.hideRefs=refs/pull/'];
+    const run = await advertiseRefs(res, { service, dir, config, gitProtocol });
     return finishGitResponse(res, run);
   }
   if (service === 'receive-pack') {

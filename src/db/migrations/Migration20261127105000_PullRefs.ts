@@ -5,8 +5,8 @@ import { Migration } from '@mikro-orm/migrations';
  * is made stale once, so the check, at start-up, makes their merge refs and links their head refs
  * (a pull request never checked gets its head ref linked).
  */
-export class Migration20261127100000_PullRefs extends Migration {
-  override name = 'Migration20261127100000_PullRefs';
+export class Migration20261127105000_PullRefs extends Migration {
+  override name = 'Migration20261127105000_PullRefs';
 
   override up(): void | Promise<void> {
     this.addSql(`update pull_requests set mergeable_base_sha = null, mergeable_head_sha = null where state = 'open';`);
