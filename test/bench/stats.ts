@@ -1,4 +1,6 @@
 import fs from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** Shared arithmetic of the benchmark scripts. */
 
@@ -65,4 +67,16 @@ export async function cpuUsed(root: number): Promise<{ service: number; postgres
     stack.push(...(children.get(pid) ?? []));
   }
   return { service: stats.get(root)?.ms ?? 0, postgres };
+}
+
+/**
+ * The environment that makes the service sample its CPU from start to exit and write a .cpuprofile
+ * into `dir` (a bench's BENCH_CPU_PROF, see cpu-profile.ts); nothing when no directory is given.
+ */
+export async function cpuProfileEnv(dir: string | undefined): Promise<Record<string, string>> {
+  if (!dir) return {};
+  const resolved = path.resolve(dir);
+  await fs.mkdir(resolved, { recursive: true });
+  const preload = pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), 'cpu-profile.js')).href;
+  return { NODE_OPTIONS: `--import=${preload}`, CAIRN_BENCH_CPU_PROF_DIR: resolved };
 }

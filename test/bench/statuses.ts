@@ -8,15 +8,12 @@
  * BENCH_CPU_PROF=<dir> samples the service's CPU for the whole run and writes a .cpuprofile there on exit;
  * BENCH_ONLY=post or BENCH_ONLY=read runs one half (a profile of one kind of request).
  */
-import fs from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import { adminClient } from '../support/client.js';
 import { CairnServer } from '../support/server.js';
 import { databaseOf } from './database.js';
-import { cpuShares, cpuTimes, cpuUsed, median, pairedRatio } from './stats.js';
+import { cpuProfileEnv, cpuShares, cpuTimes, cpuUsed, median, pairedRatio } from './stats.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
@@ -25,7 +22,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONTEXTS = 200;
 const CPU_PROF = process.env.BENCH_CPU_PROF;
 const ONLY = process.env.BENCH_ONLY;
-const here = path.dirname(fileURLToPath(import.meta.url));
 
 /** CPU ms per request of each target's runs: the service process, and PostgreSQL (less sensitive to a busy machine than req/s). */
 const cpuPerRequest = new Map<string, { service: number; postgres: number; requests: number }>();
@@ -69,16 +65,12 @@ function summary(target: string, results: autocannon.Result[]): Measured {
   };
 }
 
-const profileDir = CPU_PROF ? path.resolve(CPU_PROF) : null;
-if (profileDir) await fs.mkdir(profileDir, { recursive: true });
 const server = await CairnServer.start({
   embedded: true,
   discardOutput: true,
   env: {
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
-    ...(profileDir
-      ? { NODE_OPTIONS: `--import=${pathToFileURL(path.join(here, 'cpu-profile.js')).href}`, CAIRN_BENCH_CPU_PROF_DIR: profileDir }
-      : {}),
+    ...(await cpuProfileEnv(CPU_PROF)),
   },
 });
 let failed = false;

@@ -15,23 +15,19 @@
  * `{"bench":"writes","rps":…,"p50":…,"p99":…,"errors":…,"gapFree":true}` (the plain target).
  * BENCH_CPU_PROF=<dir> samples the service's CPU for the whole run and writes a .cpuprofile there on exit.
  */
-import fs from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { adminClient } from '../support/client.js';
 import { Receiver } from '../support/receiver.js';
 import { CairnServer, sleep } from '../support/server.js';
-import { cpuShares, cpuTimes, cpuUsed, median, type Throughput } from './stats.js';
+import { cpuProfileEnv, cpuShares, cpuTimes, cpuUsed, median, type Throughput } from './stats.js';
 import { databaseOf } from './database.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CPU_PROF = process.env.BENCH_CPU_PROF;
-const here = path.dirname(fileURLToPath(import.meta.url));
 
 interface Target {
   name: string;
@@ -165,17 +161,13 @@ async function check(db: pg.Client, repo: string, withWebhook: boolean): Promise
   return { issues: numbers.length, lastNumber, gapFree: !duplicates.length && !missing, eventsPerIssue, deliveriesPerIssue, problems };
 }
 
-const profileDir = CPU_PROF ? path.resolve(CPU_PROF) : null;
-if (profileDir) await fs.mkdir(profileDir, { recursive: true });
 const server = await CairnServer.start({
   embedded: true,
   discardOutput: true,
   env: {
     CAIRN_WEBHOOK_ALLOWED_HOSTS: 'loopback',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
-    ...(profileDir
-      ? { NODE_OPTIONS: `--import=${pathToFileURL(path.join(here, 'cpu-profile.js')).href}`, CAIRN_BENCH_CPU_PROF_DIR: profileDir }
-      : {}),
+    ...(await cpuProfileEnv(CPU_PROF)),
   },
 });
 const receiver = await Receiver.start();
