@@ -55,12 +55,25 @@ export class AutoMerger extends RepositoryPasses {
       const ids = [...new Set(repositoryIds)];
       return ids.length ? () => ids.forEach((id) => this.wake(id)) : undefined;
     };
+    const types = [...WAKING].map((type) => `'${type}'`).join(', ');
+    // Only repositories with a pull request waiting to merge itself are woken: most changes (a stream
+    // of statuses) concern none, and cost one probe of the partial index, in the change's own statement.
+    const waiting = (repository: string) =>
+      `exists (select 1 from pull_requests p where p.repository_id = ${repository} and p.state = 'open' and p.auto_merge_method is not null)`;
     return {
-      inTransaction: async (_em: EntityManager, events: DomainEvent[]) =>
-        after(events.filter((event) => WAKING.has(event.type) && event.repositoryId).map((event) => event.repositoryId!)),
+      inTransaction: async (em: EntityManager, events: DomainEvent[]) => {
+        const candidates = [
+          ...new Set(events.filter((event) => WAKING.has(event.type) && event.repositoryId).map((event) => event.repositoryId!)),
+        ];
+        if (!candidates.length) return undefined;
+        const rows = await em.execute<Array<{ id: string }>>(
+          `select r.id from jsonb_array_elements_text(?::jsonb) as r(id) where ${waiting('r.id')}`,
+          [JSON.stringify(candidates)],
+        );
+        return after(rows.map((row) => row.id));
+      },
       inStatement: {
-        sql: (source) =>
-          `select distinct e.repository_id from ${source} where e.type in (${[...WAKING].map((type) => `'${type}'`).join(', ')})`,
+        sql: (source) => `select distinct e.repository_id from ${source} where e.type in (${types}) and ${waiting('e.repository_id')}`,
         done: (rows) => after((rows as Array<{ repository_id: string }>).map((row) => row.repository_id)),
       },
     };
