@@ -70,18 +70,36 @@ export function statusOf(row: StatusRow): LatestStatus {
 
 /** Latest status per context of one sha, and their combined state. */
 export async function combinedStatus(em: EntityManager, repositoryId: string, sha: string): Promise<CombinedStatus> {
-  const rows = await fastRead<StatusRow>(
+  return combinedOf(sha, (await latestStatusesOf(em, repositoryId, [sha])).get(sha) ?? []);
+}
+
+/** The combined status of one sha from its latest statuses (newest first). */
+export function combinedOf(sha: string, statuses: LatestStatus[]): CombinedStatus {
+  return { sha, state: combine(statuses.map((status) => status.state)), statuses, totalCount: statuses.length };
+}
+
+/** The latest status per context of many shas with one query: sha → statuses, newest first. */
+export async function latestStatusesOf(em: EntityManager, repositoryId: string, shas: string[]): Promise<Map<string, LatestStatus[]>> {
+  const found = new Map<string, LatestStatus[]>();
+  const unique = [...new Set(shas)].filter((sha) => /^[0-9a-f]{40}$/.test(sha));
+  if (!unique.length) return found;
+  // Hex shas joined by commas: one text parameter, whichever driver runs the statement.
+  const rows = await fastRead<StatusRow & { sha: string }>(
     em,
-    `select s.id, s.context, s.state, s.description, s.target_url, s.creator_id, u.login as creator_login, s.created_at, s.updated_at
+    `select c.sha, s.id, s.context, s.state, s.description, s.target_url, s.creator_id, u.login as creator_login, s.created_at, s.updated_at
        from commit_status_contexts c
        join commit_statuses s on s.id = c.latest_id
        join users u on u.id = s.creator_id
-      where c.repository_id = ? and c.sha = ?
+      where c.repository_id = ? and c.sha = any(string_to_array(?, ','))
       order by s.created_at desc, s.id desc`,
-    [repositoryId, sha],
+    [repositoryId, unique.join(',')],
   );
-  const statuses = rows.map(statusOf);
-  return { sha, state: combine(statuses.map((status) => status.state)), statuses, totalCount: statuses.length };
+  for (const row of rows) {
+    const statuses = found.get(row.sha);
+    if (statuses) statuses.push(statusOf(row));
+    else found.set(row.sha, [statusOf(row)]);
+  }
+  return found;
 }
 
 /** Combined state of many shas at once (pull request lists): one query; a sha without statuses is `pending`. */

@@ -1,11 +1,12 @@
 import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root, UseMiddleware } from 'type-graphql';
 import { Commit } from '../git/git.types.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ResolverContext } from '../graphql/context.js';
 import { PageArgs, resolvePage } from '../graphql/pagination.js';
 import { PullRequestView } from '../pulls/pull-request.view.js';
 import { CreatesContent } from '../ratelimit/creates-content.js';
 import { Repository } from '../repositories/repository.entity.js';
-import { combinedStatus, type CombinedState, type LatestStatus } from './combined-status.js';
+import { combinedOf, type CombinedState, type LatestStatus } from './combined-status.js';
 import type { CommitStatuses } from './commit-status.service.js';
 import {
   CombinedStatusRecord,
@@ -13,8 +14,9 @@ import {
   CommitStatusConnection,
   CommitStatusRecord,
   CreateCommitStatusInput,
+  StatusRepository,
 } from './commit-status.types.js';
-import { combinedStateOf } from './head-states.js';
+import { combinedStateOf, latestStatusesOfCommit } from './head-states.js';
 
 type Context = ResolverContext<{ statuses: CommitStatuses }>;
 
@@ -68,8 +70,11 @@ export class CommitStatusFieldsResolver {
   })
   async status(@Root() commit: Commit, @Ctx() ctx: Context): Promise<CombinedStatusRecord | null> {
     if (!commit.repositoryId) return null;
-    const repository = await ctx.em.findOneOrFail(Repository, { id: commit.repositoryId });
-    return { ...(await combinedStatus(ctx.em, commit.repositoryId, commit.sha)), repository };
+    const [repository, statuses] = await Promise.all([
+      repositoryOf(ctx.em, commit.repositoryId),
+      latestStatusesOfCommit(ctx.em, commit.repositoryId, commit.sha),
+    ]);
+    return { ...combinedOf(commit.sha, statuses), repository: StatusRepository.of(repository) };
   }
 
   @FieldResolver(() => CommitStatusConnection, {
@@ -78,9 +83,18 @@ export class CommitStatusFieldsResolver {
   })
   async statuses(@Root() commit: Commit, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context) {
     if (!commit.repositoryId) return null;
-    const repository = await ctx.em.findOneOrFail(Repository, { id: commit.repositoryId });
-    return ctx.services.statuses.list(ctx.em, repository, commit.sha, resolvePage(page));
+    return ctx.services.statuses.list(ctx.em, await repositoryOf(ctx.em, commit.repositoryId), commit.sha, resolvePage(page));
   }
+}
+
+/** The repository of a request's commits, loaded once per request (a page of commits shares it). */
+const repositories = new WeakMap<EntityManager, Map<string, Promise<Repository>>>();
+function repositoryOf(em: EntityManager, id: string): Promise<Repository> {
+  let loaded = repositories.get(em);
+  if (!loaded) repositories.set(em, (loaded = new Map()));
+  let repository = loaded.get(id);
+  if (!repository) loaded.set(id, (repository = em.findOneOrFail(Repository, { id }, { populate: ['owner'] })));
+  return repository;
 }
 
 /** A pull request's combined status: its head's, read for a whole page at once (head-states.ts). */
