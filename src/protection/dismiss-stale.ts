@@ -27,13 +27,16 @@ export function dismissStaleReviews(events: EventRecorder): RefListener {
       { repository: change.repository.id, state: PullRequestState.OPEN, headRef: { $in: heads } },
       { populate: ['user', 'mergedBy'], orderBy: { number: 'asc' } },
     );
-    for (const pr of pulls.filter((candidate) => ruleFor(rules, candidate.baseRef)?.dismissStaleReviews)) {
-      const stale = await tx.find(
-        Review,
-        { pullRequest: pr, state: ReviewState.APPROVED, commitId: { $ne: pr.headSha } },
-        { populate: ['user'], orderBy: { submittedAt: 'asc', id: 'asc' } },
-      );
-      for (const review of stale) {
+    const dismissing = pulls.filter((candidate) => ruleFor(rules, candidate.baseRef)?.dismissStaleReviews);
+    if (!dismissing.length) return;
+    // Every stale approval of these pull requests with one query: given on another commit than the head.
+    const stale = await tx.find(
+      Review,
+      { pullRequest: { $in: dismissing.map((pr) => pr.id) }, state: ReviewState.APPROVED },
+      { populate: ['user'], orderBy: { submittedAt: 'asc', id: 'asc' } },
+    );
+    for (const pr of dismissing) {
+      for (const review of stale.filter((candidate) => candidate.pullRequest.id === pr.id && candidate.commitId !== pr.headSha)) {
         review.state = ReviewState.DISMISSED;
         await events.record(tx, {
           type: 'pull_request_review',
