@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { verify } from '@octokit/webhooks-methods';
+import { Client as UrqlClient, fetchExchange, gql } from '@urql/core';
 import { adminClient, createToken, createUser, type ApiResponse, type Client } from './support/client.js';
 import { eventsOf, GitSandbox, lastEventId, remoteUrl } from './support/git.js';
 import { PullRepo } from './support/pulls.js';
@@ -105,15 +106,55 @@ test('enabling and disabling: 200 with auto_merge, events auto_merge_enabled/dis
   expectError(await dev.put(`/repos/${repo.id}/pulls/${number}/auto_merge`, {}), 422, 'validation_failed');
 });
 
-test('GraphQL: enablePullRequestAutoMerge merges at once when nothing is required', async () => {
+test("GraphQL (urql, a frontend's client): a rule set with setBranchProtection; enablePullRequestAutoMerge merges once it holds", async () => {
   const repo = await newRepo();
+  const urql = (token: string) =>
+    new UrqlClient({
+      url: `${server.url}/graphql`,
+      exchanges: [fetchExchange],
+      fetchOptions: { headers: { authorization: `Bearer ${token}` } },
+    });
+  const rule = await urql(owner.token)
+    .mutation(
+      gql`
+        mutation ($input: SetBranchProtectionInput!) {
+          setBranchProtection(input: $input) {
+            pattern
+            requiredApprovingReviewCount
+          }
+        }
+      `,
+      { input: { repositoryId: repo.id, branch: 'main', requiredApprovingReviewCount: 1 } },
+    )
+    .toPromise();
+  expect(rule.error).toBeUndefined();
+  expect(rule.data.setBranchProtection).toEqual({ pattern: 'main', requiredApprovingReviewCount: 1 });
   const { number } = await openPull(repo, 'feature');
   await repo.mergeable(number);
-  const data = await dev.gql<{ enablePullRequestAutoMerge: { autoMerge: { method: string; enabledBy: { login: string } } } }>(
-    'mutation($input: AutoMergeInput!) { enablePullRequestAutoMerge(input: $input) { autoMerge { method enabledBy { login } } } }',
-    { input: { repositoryId: repo.id, number, method: 'REBASE' } },
-  );
-  expect(data.enablePullRequestAutoMerge.autoMerge).toEqual({ method: 'REBASE', enabledBy: { login: dev.login } });
+  const enabled = await urql(dev.token)
+    .mutation(
+      gql`
+        mutation ($input: AutoMergeInput!) {
+          enablePullRequestAutoMerge(input: $input) {
+            mergeableState
+            autoMerge {
+              method
+              enabledBy {
+                login
+              }
+            }
+          }
+        }
+      `,
+      { input: { repositoryId: repo.id, number, method: 'REBASE' } },
+    )
+    .toPromise();
+  expect(enabled.error).toBeUndefined();
+  expect(enabled.data.enablePullRequestAutoMerge).toEqual({
+    mergeableState: 'BLOCKED',
+    autoMerge: { method: 'REBASE', enabledBy: { login: dev.login } },
+  });
+  await dev.post(`/repos/${repo.id}/pulls/${number}/reviews`, { event: 'APPROVE' });
   const record = await merged(repo, number);
   expect(record.merged_by.login).toBe(dev.login);
 });
