@@ -55,6 +55,8 @@ export class CairnServer {
   private outputFile?: string;
   /** How many log lines of each message the process has written in its life (`output` keeps only the tail). */
   private readonly messageCounts = new Map<string, number>();
+  /** Whether this process said it listens on this server's port (so /readyz answering is this process, not another's). */
+  private listening = false;
 
   private constructor(
     readonly port: number,
@@ -80,9 +82,19 @@ export class CairnServer {
     const detached = options.detached ?? previous?.detached ?? false;
     const port = previous?.port ?? (await freePort()); // a restart keeps its address, clients keep working
     const adminToken = previous?.adminToken ?? options.shareDatabaseWith?.adminToken;
-    const server = new CairnServer(port, dataDir, databaseUrl, env, detached, adminToken);
+    let server = new CairnServer(port, dataDir, databaseUrl, env, detached, adminToken);
     try {
-      await server.spawn(options.discardOutput ?? false);
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await server.spawn(options.discardOutput ?? false);
+          break;
+        } catch (error) {
+          // Another file's server took the port between freePort() and this one's listen: a new
+          // port (a restart keeps its address, and fails instead).
+          if (!(error instanceof PortTaken) || previous || attempt === 3) throw error;
+          server = new CairnServer(await freePort(), dataDir, databaseUrl, env, detached, adminToken);
+        }
+      }
     } catch (error) {
       // A start that failed leaves nothing behind: no data dir or database of its own making.
       if (!previous) {
@@ -172,7 +184,16 @@ export class CairnServer {
     }
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
-      if (child.exitCode !== null) throw new Error(`Cairn exited with ${child.exitCode} during start-up:\n${this.output}`);
+      if (child.exitCode !== null) {
+        const message = `Cairn exited with ${child.exitCode} during start-up:\n${this.output}`;
+        throw /cannot listen on .*EADDRINUSE/.test(this.output) ? new PortTaken(message) : new Error(message);
+      }
+      // Files run in parallel: until the process says it listens, what answers on the port may be
+      // another file's server (its port was free when chosen). Discarded output cannot say it.
+      if (!this.listening && !discardOutput) {
+        await sleep(50);
+        continue;
+      }
       try {
         const response = await fetch(`${this.url}/readyz`);
         if (response.status === 200) return;
@@ -212,7 +233,9 @@ export class CairnServer {
   }
 
   private countMessage(line: string): void {
-    const msg = parseLine(line).msg;
+    const parsed = parseLine(line);
+    const msg = parsed.msg;
+    if (msg === 'Cairn is listening' && parsed.port === this.port) this.listening = true;
     if (typeof msg === 'string') this.messageCounts.set(msg, (this.messageCounts.get(msg) ?? 0) + 1);
   }
 
@@ -370,6 +393,9 @@ export async function query<T = Record<string, unknown>>(server: CairnServer, sq
     await client.end();
   }
 }
+
+/** A start that failed because the port was taken meanwhile. */
+class PortTaken extends Error {}
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
