@@ -17,10 +17,10 @@ const common = {
 };
 
 export default {
-  // Two files at once on two cores. A third fills the time tests spend waiting (a sixth of the run
-  // with two: ~90 s less), but the load it adds pushed the suite's latency bounds (a webhook's first
-  // attempt within 1.5 s, a merge within seconds beside heavy ones) over on a loaded machine.
-  maxWorkers: 2,
+  // Three files at once on two cores: a file waiting (a lease, a retry, a slow client's cut-off)
+  // leaves its core to the others. Two left a tenth of the run idle (~120 s more on this machine).
+  // Servers are told apart by the port their own process reports (test/support/server.ts).
+  maxWorkers: 3,
   testTimeout: 60_000,
   projects: [
     { ...common, displayName: 'unit', roots: ['<rootDir>/test/unit'] },
