@@ -106,6 +106,38 @@ test('enabling and disabling: 200 with auto_merge, events auto_merge_enabled/dis
   expectError(await dev.put(`/repos/${repo.id}/pulls/${number}/auto_merge`, {}), 422, 'validation_failed');
 });
 
+test('closing stops auto-merge, by the API or by deleting the head branch: auto_merge_disabled before closed; reopened, it stays off', async () => {
+  const repo = await newRepo();
+  await owner.put(`/repos/${repo.id}/branches/main/protection`, { required_status_checks: { strict: false, contexts: ['ci'] } });
+  const byApi = await openPull(repo, 'closed-by-api');
+  const byPush = await openPull(repo, 'closed-by-push');
+  for (const { number } of [byApi, byPush]) expect((await dev.put(`/repos/${repo.id}/pulls/${number}/auto_merge`, {})).status).toBe(200);
+  const after = await lastEventId(server);
+
+  const closed = await owner.patch(`/repos/${repo.id}/pulls/${byApi.number}`, { state: 'closed' });
+  expect(closed.body).toMatchObject({ state: 'closed', auto_merge: null });
+  await repo.push([':closed-by-push']);
+
+  const events = (await eventsOf(server, repo.id, after)).filter((event) => event.type === 'pull_request');
+  expect(events.map((event) => [event.payload.number, event.payload.action, event.payload.sender.login])).toEqual([
+    [byApi.number, 'auto_merge_disabled', owner.login],
+    [byApi.number, 'closed', owner.login],
+    [byPush.number, 'auto_merge_disabled', owner.login],
+    [byPush.number, 'closed', owner.login],
+  ]);
+  expect(events[0]!.payload.reason).toBe('the pull request was closed');
+  for (const event of events) expect(event.payload.pull_request.auto_merge).toBeNull();
+
+  // Reopened and its requirement met, it waits for someone to enable auto-merge again.
+  expect((await owner.patch(`/repos/${repo.id}/pulls/${byApi.number}`, { state: 'open' })).body).toMatchObject({
+    state: 'open',
+    auto_merge: null,
+  });
+  expect((await owner.post(`/repos/${repo.id}/statuses/${byApi.head}`, { state: 'success', context: 'ci' })).status).toBe(201);
+  await eventually(async () => ((await repo.get(byApi.number)).body.mergeable_state === 'clean' ? true : null), 15_000, 'clean');
+  expect((await repo.get(byApi.number)).body).toMatchObject({ state: 'open', merged: false, auto_merge: null });
+});
+
 test("GraphQL (urql, a frontend's client): a rule set with setBranchProtection; enablePullRequestAutoMerge merges once it holds", async () => {
   const repo = await newRepo();
   const urql = (token: string) =>

@@ -4,7 +4,6 @@ import { User } from '../auth/user.entity.js';
 import { invalid, Problems } from '../errors/domain-error.js';
 import type { RefListener } from '../git/refs/ref-transaction.js';
 import type { Principal } from '../principal.js';
-import type { Repository } from '../repositories/repository.entity.js';
 import { chosenMethod } from './merge.js';
 import type { PullDeps } from './pull-request.deps.js';
 import { PullRequest, PullRequestState } from './pull-request.entity.js';
@@ -12,6 +11,7 @@ import type { AutoMergeInput } from './pull-request.inputs.js';
 import { pullRequestRecord } from './pull-request.payload.js';
 import { findPullRequest } from './pull-request.reads.js';
 import { lockPullRequest } from './pull-request.writes.js';
+import { stopAutoMerge } from './auto-merge-stop.js';
 
 /**
  * Enabling auto-merge (write access): the pull request then merges itself, by `method`, as soon as
@@ -57,27 +57,6 @@ export async function disableAutoMerge(deps: PullDeps, em: EntityManager, viewer
     const actor = await tx.findOneOrFail(User, { id: viewer.userId });
     await stopAutoMerge(deps, tx, repo, pr, actor, 'disabled');
     return pr;
-  });
-}
-
-/** Clears auto-merge of a locked pull request and records `auto_merge_disabled` with why. */
-export async function stopAutoMerge(
-  deps: Pick<PullDeps, 'events' | 'headStatuses'>,
-  tx: EntityManager,
-  repository: Repository,
-  pr: PullRequest,
-  actor: { id: string; login: string },
-  reason: string,
-): Promise<void> {
-  pr.autoMergeMethod = null;
-  pr.autoMergeEnabledBy = null;
-  pr.updatedAt = new Date();
-  await deps.events.record(tx, {
-    type: 'pull_request',
-    action: 'auto_merge_disabled',
-    repository,
-    actor,
-    fields: { number: pr.number, pull_request: await pullRequestRecord(deps.headStatuses, tx, pr), reason },
   });
 }
 

@@ -6,7 +6,7 @@ import type { DomainEvent } from '../events/domain-event.entity.js';
 import type { EventListener } from '../events/event-recorder.js';
 import type { Principal } from '../principal.js';
 import { findRepository } from '../repositories/repository.service.js';
-import { stopAutoMerge } from './auto-merge.js';
+import { stopAutoMerge } from './auto-merge-stop.js';
 import { mergePullRequest } from './merge.js';
 import type { PullDeps } from './pull-request.deps.js';
 import { MergeableState, PullRequest } from './pull-request.entity.js';

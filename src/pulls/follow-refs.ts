@@ -13,6 +13,7 @@ import { pullRequestRecord } from './pull-request.payload.js';
 import type { HeadStatuses } from './pull-request.ports.js';
 import { countCommits, headsContainedIn } from './pull-request.git.js';
 import { applyPullRefs, settledRefs } from './pull-refs.js';
+import { stopAutoMergeOnClose } from './auto-merge-stop.js';
 
 /** What a merge through the API writes into the ref transaction's journal entry. */
 export interface MergeNote {
@@ -149,7 +150,9 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
       } else if (!headTip || !baseTip || emptied) {
         pr.state = PullRequestState.CLOSED;
         pr.closedAt = pr.updatedAt = now;
-        await record('closed', actorOf(headTip && !emptied ? pr.baseRef : pr.headRef)); // whoever moved the branch that closed it
+        const closer = actorOf(headTip && !emptied ? pr.baseRef : pr.headRef); // whoever moved the branch that closed it
+        await stopAutoMergeOnClose({ events, headStatuses }, tx, change.repository, pr, closer);
+        await record('closed', closer);
       } else if (baseTip !== pr.baseSha) {
         pr.baseSha = baseTip;
       }

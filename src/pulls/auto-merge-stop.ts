@@ -1,0 +1,42 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Repository } from '../repositories/repository.entity.js';
+import type { PullDeps } from './pull-request.deps.js';
+import type { PullRequest } from './pull-request.entity.js';
+import { pullRequestRecord } from './pull-request.payload.js';
+
+/** Where auto-merge stops: disabled by hand, its merger's right gone, a foreign push, or the pull request closed. */
+
+/** Clears auto-merge of a locked pull request and records `auto_merge_disabled` with why. */
+export async function stopAutoMerge(
+  deps: Pick<PullDeps, 'events' | 'headStatuses'>,
+  tx: EntityManager,
+  repository: Repository,
+  pr: PullRequest,
+  actor: { id: string; login: string },
+  reason: string,
+): Promise<void> {
+  pr.autoMergeMethod = null;
+  pr.autoMergeEnabledBy = null;
+  pr.updatedAt = new Date();
+  await deps.events.record(tx, {
+    type: 'pull_request',
+    action: 'auto_merge_disabled',
+    repository,
+    actor,
+    fields: { number: pr.number, pull_request: await pullRequestRecord(deps.headStatuses, tx, pr), reason },
+  });
+}
+
+/**
+ * A pull request that closes stops merging itself (as on GitHub): reopened, it waits until someone
+ * enables auto-merge again. Recorded before `closed`, so the closed record shows no auto-merge.
+ */
+export async function stopAutoMergeOnClose(
+  deps: Pick<PullDeps, 'events' | 'headStatuses'>,
+  tx: EntityManager,
+  repository: Repository,
+  pr: PullRequest,
+  actor: { id: string; login: string },
+): Promise<void> {
+  if (pr.autoMergeMethod) await stopAutoMerge(deps, tx, repository, pr, actor, 'the pull request was closed');
+}
