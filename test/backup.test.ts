@@ -82,19 +82,30 @@ test('a backup while a push is in flight, restored into a new data dir: the push
   await git.commit(work, 'feature work', { 'feature.txt': 'f\n' });
   await git.git(['tag', '-a', 'v1', '-m', 'version 1'], { cwd: work });
   await git.git(['push', '--quiet', 'origin', 'feature', 'v1'], { cwd: work });
+  await git.git(['checkout', '--quiet', '-b', 'done', 'main'], { cwd: work });
+  await git.commit(work, 'done work', { 'done.txt': 'd\n' });
+  await git.git(['push', '--quiet', 'origin', 'done'], { cwd: work });
   await git.git(['checkout', '--quiet', 'main'], { cwd: work });
   expect((await owner.post(`/repos/${repoId}/issues`, { title: 'kept issue', body: 'still here after a restore' })).status).toBe(201);
+  // Pull requests: #2 open (its head and merge refs), #3 squash-merged (its head ref stays, at the head it merged).
+  expect((await owner.post(`/repos/${repoId}/pulls`, { title: 'open', head: 'feature', base: 'main' })).body.number).toBe(2);
+  expect((await owner.post(`/repos/${repoId}/pulls`, { title: 'merged', head: 'done', base: 'main' })).body.number).toBe(3);
+  await eventually(async () => (await owner.get(`/repos/${repoId}/pulls/3`)).body.mergeable === true, 20_000, '#3 mergeable');
+  expect((await owner.put(`/repos/${repoId}/pulls/3/merge`, { method: 'squash' })).status).toBe(200);
+  await git.git(['pull', '--quiet', '--ff-only', 'origin', 'main'], { cwd: work });
+  await eventually(async () => (await owner.get(`/repos/${repoId}/pulls/2`)).body.mergeable === true, 20_000, '#2 mergeable');
   await eventually(
     async () => {
       const res = await owner.get(`/repos/${repoId}/webhooks/${hookId}/deliveries?limit=100`);
-      return res.body.total >= 3 && res.body.data.every((d: { status: string }) => d.status === 'succeeded');
+      return res.body.total >= 5 && res.body.data.every((d: { status: string }) => d.status === 'succeeded');
     },
     20_000,
     'the deliveries to succeed',
   );
   before.lsRemote = await git.git(['ls-remote', remoteUrl(site, 'keeper', 'kept', owner.token)]);
   Object.assign(before, await refsOf(owner), { pushDeliveries: await pushDeliveries(owner) });
-  expect(before.branches).toHaveLength(2);
+  expect(before.lsRemote).toMatch(/\trefs\/pull\/2\/merge\n/);
+  expect(before.branches).toHaveLength(3);
   expect(before.tags).toHaveLength(1);
 
   // A push held in flight: git has moved its ref on disk, Cairn records it once the post-receive hook ends.
@@ -130,7 +141,7 @@ test('a backup while a push is in flight, restored into a new data dir: the push
   expect(tables).toEqual(expect.arrayContaining(['users', 'repositories', 'git_refs', 'issues', 'webhooks', 'deliveries', 'site_values']));
   expect(tables).not.toContain('agenda_jobs');
   expect(tables).not.toContain('git_push_journal');
-  expect(manifest.repositories).toEqual([{ id: repoId, defaultBranch: 'main', refs: 3 }]);
+  expect(manifest.repositories).toEqual([{ id: repoId, defaultBranch: 'main', refs: 4 }]);
   expect(manifest.secretKey).toBe('in-backup');
 
   // Restored into a new data dir (and its default repositories dir), then served.
@@ -144,7 +155,20 @@ test('a backup while a push is in flight, restored into a new data dir: the push
   restored = await CairnServer.start({ embedded: true, dataDir: restoreDir, env });
 
   const again = new Client(restored, owner.token); // the token works
-  expect(await git.git(['ls-remote', remoteUrl(restored, 'keeper', 'kept', owner.token)])).toBe(before.lsRemote);
+  // Every ref as it was, pull refs included; the open pull request's test merge is made again (a new commit of the same merge).
+  const withoutTestMerges = (listing: string) => listing.replace(/^\w+\trefs\/pull\/\d+\/merge\n/gm, '');
+  const restoredRefs = () => git.git(['ls-remote', remoteUrl(restored!, 'keeper', 'kept', owner.token)]);
+  const testMerge = await eventually(
+    async () => /^(\w+)\trefs\/pull\/2\/merge$/m.exec(await restoredRefs())?.[1],
+    20_000,
+    'the test merge of #2',
+  );
+  expect(withoutTestMerges(await restoredRefs())).toBe(withoutTestMerges(before.lsRemote));
+  await git.git(['fetch', '--quiet', remoteUrl(restored, 'keeper', 'kept', owner.token), 'pull/2/merge'], { cwd: work });
+  const tipOf = (name: string) => new RegExp(`^(\\w+)\\trefs/heads/${name}$`, 'm').exec(before.lsRemote)![1];
+  expect((await git.git(['-C', work, 'rev-list', '--parents', '-n', '1', testMerge])).trim()).toBe(
+    `${testMerge} ${tipOf('main')} ${tipOf('feature')}`,
+  );
   expect(await refsOf(again)).toEqual({ branches: before.branches, tags: before.tags });
   expect(before.lsRemote).not.toContain(before.inFlight);
   const clone = git.path('restored-clone');

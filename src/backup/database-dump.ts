@@ -30,6 +30,8 @@ export interface SnapshotRepository {
   defaultBranch: string;
   /** Its refs as `git_refs` recorded them: name and the object each points at. */
   refs: Array<{ name: string; sha: string }>;
+  /** The heads its merged pull requests merged, which their `refs/pull/<n>/head` keep (no `git_refs` row records pull refs). */
+  mergedPullHeads: Array<{ number: number; sha: string }>;
 }
 
 export interface DatabaseSnapshot extends Pick<Manifest, 'migrations' | 'tables' | 'sequences' | 'secretKey'> {
@@ -105,16 +107,22 @@ async function sequencesOf(client: pg.Client): Promise<SequenceEntry[]> {
   return rows.filter((row) => backedUp(row.table)).map((row) => ({ ...row, lastValue: row.lastValue ?? '0' }));
 }
 
-/** Every repository with the refs recorded for it. */
+/** Every repository with the refs recorded for it and the heads of its merged pull requests. */
 async function repositoriesOf(client: pg.Client): Promise<SnapshotRepository[]> {
   const { rows: repositories } = await client.query<{ id: string; defaultBranch: string }>(
     'select id, default_branch as "defaultBranch" from repositories order by id',
   );
-  const byId = new Map(repositories.map((repository) => [repository.id, { ...repository, refs: [] as SnapshotRepository['refs'] }]));
+  const byId = new Map<string, SnapshotRepository>(
+    repositories.map((repository) => [repository.id, { ...repository, refs: [], mergedPullHeads: [] }]),
+  );
   const { rows: refs } = await client.query<{ repositoryId: string; name: string; sha: string }>(
     'select repository_id as "repositoryId", name, sha from git_refs order by repository_id, name',
   );
   for (const ref of refs) byId.get(ref.repositoryId)?.refs.push({ name: ref.name, sha: ref.sha });
+  const { rows: merged } = await client.query<{ repositoryId: string; number: number; sha: string }>(
+    `select repository_id as "repositoryId", number, head_sha as sha from pull_requests where state = 'merged' order by repository_id, number`,
+  );
+  for (const pull of merged) byId.get(pull.repositoryId)?.mergedPullHeads.push({ number: pull.number, sha: pull.sha });
   return [...byId.values()];
 }
 

@@ -7,9 +7,15 @@ import { loadOrder, type Reference } from './table-order.js';
  * Loads a backup's tables into a database whose schema the migrations just brought to the
  * backup's, in one transaction: the site appears whole or not at all. Tables go in foreign-key
  * order (each after those it references); each must be empty before and take exactly the
- * manifest's count of rows. Then every sequence is set past the ids in use and those it had given.
+ * manifest's count of rows. Then every sequence is set past the ids in use and those it had given,
+ * and `afterLoad` adjusts what the restored site must make again, in the same transaction.
  */
-export async function loadDatabase(url: string, backupDir: string, manifest: Manifest): Promise<void> {
+export async function loadDatabase(
+  url: string,
+  backupDir: string,
+  manifest: Manifest,
+  afterLoad: (client: pg.Client) => Promise<void>,
+): Promise<void> {
   const client = await openSession(url);
   try {
     await inTransaction(client, 'isolation level read committed', async () => {
@@ -19,6 +25,7 @@ export async function loadDatabase(url: string, backupDir: string, manifest: Man
         await loadTable(client, byName.get(name)!, tableFile(backupDir, name));
       }
       await setSequences(client, manifest.sequences);
+      await afterLoad(client);
     });
   } finally {
     await client.end();

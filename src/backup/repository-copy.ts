@@ -88,8 +88,30 @@ async function setRefs(dir: string, snapshot: SnapshotRepository): Promise<void>
       );
     });
   }
+  await setMergedPullHeads(dir, snapshot.mergedPullHeads);
   await git(dir, ['pack-refs', '--all', '--prune']);
   await git(dir, ['symbolic-ref', 'HEAD', `refs/heads/${snapshot.defaultBranch}`]);
+}
+
+/**
+ * A merged pull request keeps `refs/pull/<n>/head` at the head it merged (the pull refs of open
+ * ones are made again by the restored site: restore.ts). A head the copy lacks (merged before pull
+ * refs kept heads, and pruned since) gets no ref rather than failing the backup: no record names it.
+ */
+async function setMergedPullHeads(dir: string, heads: SnapshotRepository['mergedPullHeads']): Promise<void> {
+  if (!heads.length) return;
+  const checked = await git(dir, ['cat-file', '--batch-check=%(objectname) %(objecttype)'], heads.map((head) => `${head.sha}\n`).join(''));
+  const present = new Set(
+    checked
+      .split('\n')
+      .filter((line) => line.endsWith(' commit'))
+      .map((line) => line.split(' ')[0]),
+  );
+  const input = heads
+    .filter((head) => present.has(head.sha))
+    .map((head) => `create refs/pull/${head.number}/head ${head.sha}\n`)
+    .join('');
+  if (input) await git(dir, ['update-ref', '--no-deref', '--stdin'], input);
 }
 
 /**

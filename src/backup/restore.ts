@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import type pg from 'pg';
 import { ENTITIES } from '../capabilities.js';
 import type { Config } from '../config.js';
 import { MIGRATIONS } from '../db/migrations/index.js';
@@ -54,7 +55,7 @@ export async function restore(config: Config, source: string, log: Logger): Prom
     // The repositories first, the rows last: their commit is the restore's, so a restore cut off
     // before it leaves no site whose records name repositories it lacks.
     await copyRepositories(dir, config.repositoriesDir, manifest);
-    await loadDatabase(database.url, dir, manifest);
+    await loadDatabase(database.url, dir, manifest, checkOpenPullsAgain);
   } catch (error) {
     if (error instanceof Refusal) throw error; // refused before any change
     await database?.stop();
@@ -138,6 +139,16 @@ async function refuseNonEmptyDatabase(url: string): Promise<void> {
 }
 
 /** Copies the backup's repositories into the (empty) repositories directory; the service marks it as the site's at start. */
+/**
+ * The pull refs of open pull requests are not in a backup: their test merges are commits no record
+ * names, made again for the restored heads. Forgetting which pair each was last checked for makes
+ * the restored site's first mergeability pass check every open pull request again, and that check
+ * links `refs/pull/<n>/head` and writes `refs/pull/<n>/merge` (src/pulls/mergeability.ts).
+ */
+async function checkOpenPullsAgain(client: pg.Client): Promise<void> {
+  await client.query(`update pull_requests set mergeable_base_sha = null, mergeable_head_sha = null where state = 'open'`);
+}
+
 async function copyRepositories(dir: string, repositoriesDir: string, manifest: Manifest): Promise<void> {
   await fs.mkdir(repositoriesDir, { recursive: true });
   for (const { id } of manifest.repositories) {
