@@ -187,9 +187,11 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
   const hosting = await GitHosting.start(config.dataDir, await pushCertSeed(orm, webhookDelivery.box, config.dataDir));
   const refs = new RefTransactions(orm, git, events, locks, log, hosting.hooksDir);
   const mergeability = new Mergeability(orm, git, log, metrics);
-  refs.onRefsChanged(followRefs(events, git, mergeability, combinedStates));
-  refs.onRefsChanged(dismissStaleReviews(events));
-  refs.onRefsChanged(stopAutoMergeOnForeignPush({ events, headStatuses: combinedStates }));
+  // What a pull request's record in an event reads: its head's combined status, its base branch's rule.
+  const recordFacts = { headStatuses: combinedStates, requirements: new PullRequirements() };
+  refs.onRefsChanged(followRefs(events, git, mergeability, recordFacts));
+  refs.onRefsChanged(dismissStaleReviews(events, recordFacts));
+  refs.onRefsChanged(stopAutoMergeOnForeignPush({ events, ...recordFacts }));
   refs.policyWith(new BranchRules(orm, git, log));
   const auth = new TokenAuthenticator(orm.em.fork(), log, config.baseUrl);
   const limiter = new RateLimiter(orm, log, metrics);
@@ -197,11 +199,7 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
   cleanups.push('rate limits', () => limiter.stop()); // counts reach the database before it closes
   // The use cases, each given the collaborators it needs.
   const repositories = new Repositories({ events, storage: git, refs, baseUrl: config.baseUrl });
-  const requirements = new PullRequirements();
-  const pulls = new PullRequests(
-    { events, repositories, git, refs, mergeability, requirements, headStatuses: combinedStates, log, baseUrl: config.baseUrl },
-    orm,
-  );
+  const pulls = new PullRequests({ events, repositories, git, refs, mergeability, ...recordFacts, log, baseUrl: config.baseUrl }, orm);
   events.onRecord(pulls.autoMerger.wakes());
   mergeability.onMergeable((repositoryId) => pulls.autoMerger.wake(repositoryId));
   const services: Services = {

@@ -111,7 +111,17 @@ test('closing stops auto-merge, by the API or by deleting the head branch: auto_
   await owner.put(`/repos/${repo.id}/branches/main/protection`, { required_status_checks: { strict: false, contexts: ['ci'] } });
   const byApi = await openPull(repo, 'closed-by-api');
   const byPush = await openPull(repo, 'closed-by-push');
+  for (const { number } of [byApi, byPush]) {
+    await eventually(async () => ((await repo.get(number)).body.mergeable_state === 'blocked' ? true : null), 15_000, `#${number} blocked`);
+  }
+  const enabledAfter = await lastEventId(server);
   for (const { number } of [byApi, byPush]) expect((await dev.put(`/repos/${repo.id}/pulls/${number}/auto_merge`, {})).status).toBe(200);
+  // The record in an event is the API's: mergeable_state as the base branch's rule refines it.
+  const enabled = (await eventsOf(server, repo.id, enabledAfter)).filter((event) => event.type === 'pull_request');
+  expect(enabled.map((event) => [event.payload.action, event.payload.pull_request.mergeable_state])).toEqual([
+    ['auto_merge_enabled', 'blocked'],
+    ['auto_merge_enabled', 'blocked'],
+  ]);
   const after = await lastEventId(server);
 
   const closed = await owner.patch(`/repos/${repo.id}/pulls/${byApi.number}`, { state: 'closed' });

@@ -2,7 +2,7 @@ import type { EventRecorder } from '../events/event-recorder.js';
 import type { RefListener } from '../git/refs/ref-transaction.js';
 import { PullRequest, PullRequestState } from '../pulls/pull-request.entity.js';
 import { pullRequestRecord, reviewPayload } from '../pulls/pull-request.payload.js';
-import { combinedStates } from '../statuses/combined-status.js';
+import type { PullRecordFacts } from '../pulls/pull-request.ports.js';
 import { Review, ReviewState } from '../pulls/review.entity.js';
 import { rulesOf } from './protection-facts.js';
 import { ruleFor } from './rule-match.js';
@@ -15,7 +15,7 @@ const BRANCH = 'refs/heads/';
  * the push (after the pull requests followed it): each becomes `dismissed`, with a
  * `pull_request_review` `dismissed` event.
  */
-export function dismissStaleReviews(events: EventRecorder): RefListener {
+export function dismissStaleReviews(events: EventRecorder, facts: PullRecordFacts): RefListener {
   return async (tx, change) => {
     const moved = change.changes.filter((update) => update.ref.startsWith(BRANCH) && change.refs.has(update.ref));
     if (!moved.length) return;
@@ -43,7 +43,7 @@ export function dismissStaleReviews(events: EventRecorder): RefListener {
           action: 'dismissed',
           repository: change.repository,
           actor: change.actors[change.changes.find((update) => update.ref === `${BRANCH}${pr.headRef}`)?.cause ?? 'push'],
-          fields: { review: reviewPayload(review), pull_request: await pullRequestRecord(combinedStates, tx, pr) },
+          fields: { review: reviewPayload(review), pull_request: await pullRequestRecord(facts, tx, pr) },
         });
       }
     }

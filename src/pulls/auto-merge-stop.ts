@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Repository } from '../repositories/repository.entity.js';
 import type { PullDeps } from './pull-request.deps.js';
+import type { PullRecordFacts } from './pull-request.ports.js';
 import type { PullRequest } from './pull-request.entity.js';
 import { pullRequestRecord } from './pull-request.payload.js';
 
@@ -8,7 +9,7 @@ import { pullRequestRecord } from './pull-request.payload.js';
 
 /** Clears auto-merge of a locked pull request and records `auto_merge_disabled` with why. */
 export async function stopAutoMerge(
-  deps: Pick<PullDeps, 'events' | 'headStatuses'>,
+  deps: Pick<PullDeps, 'events'> & PullRecordFacts,
   tx: EntityManager,
   repository: Repository,
   pr: PullRequest,
@@ -23,7 +24,7 @@ export async function stopAutoMerge(
     action: 'auto_merge_disabled',
     repository,
     actor,
-    fields: { number: pr.number, pull_request: await pullRequestRecord(deps.headStatuses, tx, pr), reason },
+    fields: { number: pr.number, pull_request: await pullRequestRecord(deps, tx, pr), reason },
   });
 }
 
@@ -32,7 +33,7 @@ export async function stopAutoMerge(
  * enables auto-merge again. Recorded before `closed`, so the closed record shows no auto-merge.
  */
 export async function stopAutoMergeOnClose(
-  deps: Pick<PullDeps, 'events' | 'headStatuses'>,
+  deps: Pick<PullDeps, 'events'> & PullRecordFacts,
   tx: EntityManager,
   repository: Repository,
   pr: PullRequest,

@@ -6,6 +6,7 @@ import type { RefListener } from '../git/refs/ref-transaction.js';
 import type { Principal } from '../principal.js';
 import { chosenMethod } from './merge.js';
 import type { PullDeps } from './pull-request.deps.js';
+import type { PullRecordFacts } from './pull-request.ports.js';
 import { PullRequest, PullRequestState } from './pull-request.entity.js';
 import type { AutoMergeInput } from './pull-request.inputs.js';
 import { pullRequestRecord } from './pull-request.payload.js';
@@ -40,7 +41,7 @@ export async function enableAutoMerge(deps: PullDeps, em: EntityManager, viewer:
       action: 'auto_merge_enabled',
       repository: repo,
       actor: pr.autoMergeEnabledBy,
-      fields: { number: pr.number, pull_request: await pullRequestRecord(deps.headStatuses, tx, pr) },
+      fields: { number: pr.number, pull_request: await pullRequestRecord(deps, tx, pr) },
     });
     return pr;
   });
@@ -68,7 +69,7 @@ const BRANCH = 'refs/heads/';
  * that records the push, after the pull requests followed it. Pushes need write today, so this
  * holds for a permission taken away while the push ran.
  */
-export function stopAutoMergeOnForeignPush(deps: Pick<PullDeps, 'events' | 'headStatuses'>): RefListener {
+export function stopAutoMergeOnForeignPush(deps: Pick<PullDeps, 'events'> & PullRecordFacts): RefListener {
   return async (tx, change) => {
     const heads = change.changes
       .filter((update) => update.cause === 'push' && update.ref.startsWith(BRANCH) && change.refs.has(update.ref))

@@ -10,7 +10,7 @@ import { countOpen } from '../repositories/numbering.js';
 import type { Mergeability } from './mergeability.js';
 import { PullRequest, PullRequestState } from './pull-request.entity.js';
 import { pullRequestRecord } from './pull-request.payload.js';
-import type { HeadStatuses } from './pull-request.ports.js';
+import type { PullRecordFacts } from './pull-request.ports.js';
 import { countCommits, headsContainedIn } from './pull-request.git.js';
 import { applyPullRefs, settledRefs } from './pull-refs.js';
 import { stopAutoMergeOnClose } from './auto-merge-stop.js';
@@ -47,7 +47,7 @@ const BRANCH = 'refs/heads/';
  *
  * Mergeability of every pull request touched is re-checked once the change commits.
  */
-export function followRefs(events: EventRecorder, git: GitStorage, mergeability: Mergeability, headStatuses: HeadStatuses): RefListener {
+export function followRefs(events: EventRecorder, git: GitStorage, mergeability: Mergeability, recordFacts: PullRecordFacts): RefListener {
   return async (tx, change) => {
     const moved = new Map<string, DescribedUpdate>();
     for (const update of change.changes) if (update.ref.startsWith(BRANCH)) moved.set(update.ref.slice(BRANCH.length), update);
@@ -82,7 +82,7 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
           action,
           repository: change.repository,
           actor,
-          fields: { number: pr.number, pull_request: await pullRequestRecord(headStatuses, tx, pr) },
+          fields: { number: pr.number, pull_request: await pullRequestRecord(recordFacts, tx, pr) },
         });
       const now = new Date();
       const baseTip = tip(pr.baseRef);
@@ -117,7 +117,7 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
           actor: actorOf(pr.headRef),
           fields: {
             number: pr.number,
-            pull_request: await pullRequestRecord(headStatuses, tx, pr),
+            pull_request: await pullRequestRecord(recordFacts, tx, pr),
             changes,
             forced: moved.get(pr.headRef)?.forced ?? false,
           },
@@ -145,13 +145,13 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
           action: 'updated',
           repository: change.repository,
           actor: actorOf(retargeted.base.ref.from),
-          fields: { number: pr.number, pull_request: await pullRequestRecord(headStatuses, tx, pr), changes: retargeted },
+          fields: { number: pr.number, pull_request: await pullRequestRecord(recordFacts, tx, pr), changes: retargeted },
         });
       } else if (!headTip || !baseTip || emptied) {
         pr.state = PullRequestState.CLOSED;
         pr.closedAt = pr.updatedAt = now;
         const closer = actorOf(headTip && !emptied ? pr.baseRef : pr.headRef); // whoever moved the branch that closed it
-        await stopAutoMergeOnClose({ events, headStatuses }, tx, change.repository, pr, closer);
+        await stopAutoMergeOnClose({ events, ...recordFacts }, tx, change.repository, pr, closer);
         await record('closed', closer);
       } else if (baseTip !== pr.baseSha) {
         pr.baseSha = baseTip;

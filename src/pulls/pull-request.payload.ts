@@ -1,16 +1,15 @@
 import type { Changes } from '../events/event-map.js';
 import { actorRef, iso } from '../events/payloads.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { HeadStatuses } from './pull-request.ports.js';
-import { pullRequestView, type PullRequestFacts } from './pull-request.view.js';
+import type { PullRecordFacts } from './pull-request.ports.js';
+import { pullRequestView, type PullRequestFacts, type PullRequestView } from './pull-request.view.js';
 import type { Review } from './review.entity.js';
 
 /**
  * A pull request as it appears in webhook payloads: its view (the one GraphQL and the REST
  * facade serve) in the REST spelling.
  */
-function pullRequestPayload(pr: PullRequestFacts, status: string) {
-  const view = pullRequestView(pr);
+function pullRequestPayload(view: PullRequestView, status: string) {
   return {
     id: view.id,
     number: view.number,
@@ -38,10 +37,18 @@ function pullRequestPayload(pr: PullRequestFacts, status: string) {
   };
 }
 
-/** The record of a pull request for an event recorded in `tx`, with its head's combined status read there. */
-export async function pullRequestRecord(headStatuses: HeadStatuses, tx: EntityManager, pr: PullRequestFacts) {
-  const status = (await headStatuses(tx, pr.repositoryId, [pr.headSha])).get(pr.headSha) ?? 'pending';
-  return pullRequestPayload(pr, status);
+/**
+ * The record of a pull request for an event recorded in `tx`, as the API answers it at that point:
+ * its head's combined status, and its `mergeable_state` as its base branch's rule refines it
+ * (`blocked`, `behind`, `unstable`), both read in `tx`.
+ */
+export async function pullRequestRecord(facts: PullRecordFacts, tx: EntityManager, pr: PullRequestFacts) {
+  const view = pullRequestView(pr);
+  const [statuses] = await Promise.all([
+    facts.headStatuses(tx, pr.repositoryId, [pr.headSha]),
+    facts.requirements.refine(tx, pr.repositoryId, [view]),
+  ]);
+  return pullRequestPayload(view, statuses.get(pr.headSha) ?? 'pending');
 }
 
 /** The review record. */

@@ -21,3 +21,9 @@ export interface MergeRequirements {
   /** Why the base branch's rule would never take a merge by `method` (linear history and `merge`), or null. */
   methodRefusal(em: EntityManager, repositoryId: string, baseRef: string, method: string): Promise<string | null>;
 }
+
+/** What a pull request's record in an event reads besides the pull request: its head's combined status and its base branch's rule. */
+export interface PullRecordFacts {
+  headStatuses: HeadStatuses;
+  requirements: Pick<MergeRequirements, 'refine'>;
+}

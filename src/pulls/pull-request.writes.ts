@@ -144,7 +144,7 @@ export async function createPullRequest(
         action: 'opened',
         repository: repo,
         actor: author,
-        fields: { number, pull_request: await pullRequestRecord(deps.headStatuses, tx, pr) },
+        fields: { number, pull_request: await pullRequestRecord(deps, tx, pr) },
       });
       // Last before the commit: `pull/<n>/head` is there once `opened` can be delivered (pull-refs.ts).
       await linkHeadRef(git.pathFor(repo.id), number, head);
@@ -244,7 +244,7 @@ export async function updatePullRequest(
       if (!transition && Object.keys(changes).length === 0) return pr;
       pr.updatedAt = now;
       await tx.flush(); // reopening beside another open pull request for the pair fails here
-      const fields = async () => ({ number: pr.number, pull_request: await pullRequestRecord(deps.headStatuses, tx, pr) });
+      const fields = async () => ({ number: pr.number, pull_request: await pullRequestRecord(deps, tx, pr) });
       if (Object.keys(changes).length) {
         await events.record(tx, {
           type: 'pull_request',

@@ -62,7 +62,7 @@ export async function submitReview(deps: PullDeps, em: EntityManager, viewer: Pr
       action: 'submitted',
       repository: repo,
       actor: reviewer,
-      fields: { review: reviewPayload(review), pull_request: await pullRequestRecord(deps.headStatuses, tx, pr) },
+      fields: { review: reviewPayload(review), pull_request: await pullRequestRecord(deps, tx, pr) },
     });
     return review;
   });
