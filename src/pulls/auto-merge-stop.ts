@@ -7,7 +7,13 @@ import { pullRequestRecord } from './pull-request.payload.js';
 
 /** Where auto-merge stops: disabled by hand, its merger's right gone, a foreign push, or the pull request closed. */
 
-/** Clears auto-merge of a locked pull request and records `auto_merge_disabled` with why. */
+/**
+ * Why auto-merge stops when a pull request closes (as on GitHub): reopened, it waits until someone
+ * enables auto-merge again. Recorded before `closed`, so the closed record shows no auto-merge.
+ */
+export const CLOSED = 'the pull request was closed';
+
+/** Clears auto-merge of a locked pull request, if it has it, and records `auto_merge_disabled` with why. */
 export async function stopAutoMerge(
   deps: Pick<PullDeps, 'events'> & PullRecordFacts,
   tx: EntityManager,
@@ -16,6 +22,7 @@ export async function stopAutoMerge(
   actor: { id: string; login: string },
   reason: string,
 ): Promise<void> {
+  if (!pr.autoMergeMethod) return;
   pr.autoMergeMethod = null;
   pr.autoMergeEnabledBy = null;
   pr.updatedAt = new Date();
@@ -26,18 +33,4 @@ export async function stopAutoMerge(
     actor,
     fields: { number: pr.number, pull_request: await pullRequestRecord(deps, tx, pr), reason },
   });
-}
-
-/**
- * A pull request that closes stops merging itself (as on GitHub): reopened, it waits until someone
- * enables auto-merge again. Recorded before `closed`, so the closed record shows no auto-merge.
- */
-export async function stopAutoMergeOnClose(
-  deps: Pick<PullDeps, 'events'> & PullRecordFacts,
-  tx: EntityManager,
-  repository: Repository,
-  pr: PullRequest,
-  actor: { id: string; login: string },
-): Promise<void> {
-  if (pr.autoMergeMethod) await stopAutoMerge(deps, tx, repository, pr, actor, 'the pull request was closed');
 }

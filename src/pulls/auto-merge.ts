@@ -54,7 +54,7 @@ export async function disableAutoMerge(deps: PullDeps, em: EntityManager, viewer
   const loaded = await findPullRequest(em, repo, input.number);
   return deps.events.transaction(em, async (tx) => {
     const pr = await lockPullRequest(tx, loaded);
-    if (!pr.autoMergeMethod) return pr;
+    if (!pr.autoMergeMethod) return pr; // nothing to disable: no event, and no user to load
     const actor = await tx.findOneOrFail(User, { id: viewer.userId });
     await stopAutoMerge(deps, tx, repo, pr, actor, 'disabled');
     return pr;

@@ -13,7 +13,7 @@ import { pullRequestRecord } from './pull-request.payload.js';
 import type { PullRecordFacts } from './pull-request.ports.js';
 import { countCommits, headsContainedIn } from './pull-request.git.js';
 import { applyPullRefs, settledRefs } from './pull-refs.js';
-import { stopAutoMergeOnClose } from './auto-merge-stop.js';
+import { CLOSED, stopAutoMerge } from './auto-merge-stop.js';
 
 /** What a merge through the API writes into the ref transaction's journal entry. */
 export interface MergeNote {
@@ -151,7 +151,7 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
         pr.state = PullRequestState.CLOSED;
         pr.closedAt = pr.updatedAt = now;
         const closer = actorOf(headTip && !emptied ? pr.baseRef : pr.headRef); // whoever moved the branch that closed it
-        await stopAutoMergeOnClose({ events, ...recordFacts }, tx, change.repository, pr, closer);
+        await stopAutoMerge({ events, ...recordFacts }, tx, change.repository, pr, closer, CLOSED);
         await record('closed', closer);
       } else if (baseTip !== pr.baseSha) {
         pr.baseSha = baseTip;

@@ -16,7 +16,7 @@ import { countCommits, mergeBase } from './pull-request.git.js';
 import { pullRequestRecord } from './pull-request.payload.js';
 import { applyPullRefs, linkHeadRef, settledRefs } from './pull-refs.js';
 import { findPullRequest } from './pull-request.reads.js';
-import { stopAutoMergeOnClose } from './auto-merge-stop.js';
+import { CLOSED, stopAutoMerge } from './auto-merge-stop.js';
 
 /**
  * Changing pull requests: opening and editing (title, body, base, draft, close, reopen), each
@@ -256,7 +256,7 @@ export async function updatePullRequest(
       }
       if (retarget || transition === 'reopened') events.afterCommit(tx, () => mergeability.wake(repo.id));
       if (transition) {
-        if (transition === 'closed') await stopAutoMergeOnClose(deps, tx, repo, pr, actor);
+        if (transition === 'closed') await stopAutoMerge(deps, tx, repo, pr, actor, CLOSED);
         await events.record(tx, { type: 'pull_request', action: transition, repository: repo, actor, fields: await fields() });
         await countOpen(tx, repo.id, 'open_pulls', transition === 'closed' ? -1 : 1); // last: it locks the counters that creation takes too
         // Under the row lock, before the commit: the refs are right once the event can be delivered (pull-refs.ts).
