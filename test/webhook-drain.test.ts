@@ -108,7 +108,22 @@ async function pushBacklog(name: string, path_: string, tags: number) {
 }
 
 async function arrived(path_: string, count: number, timeoutMs: number): Promise<Arrival[]> {
-  return eventually(async () => receiver.at(path_).length >= count && receiver.at(path_), timeoutMs, `${count} requests at ${path_}`);
+  try {
+    return await eventually(
+      async () => receiver.at(path_).length >= count && receiver.at(path_),
+      timeoutMs,
+      `${count} requests at ${path_}`,
+    );
+  } catch (error) {
+    // What a failure needs to be understood: how far the drain got, and what the service said meanwhile.
+    const said = server
+      .logs()
+      .filter((line) => typeof line.level === 'number' && line.level >= 40)
+      .slice(-20);
+    throw new Error(
+      `${(error as Error).message}: ${receiver.at(path_).length} arrived; the service's last warnings:\n${JSON.stringify(said, null, 1)}`,
+    );
+  }
 }
 
 const most = (arrivals: Arrival[]) => Math.max(0, ...arrivals.map((a) => a.inflight));
