@@ -314,7 +314,7 @@ describe('durably', () => {
       `insert into commit_status_contexts (repository_id, sha, context, latest_id, state, count) values ($1, $2, 'ci', 'sts_durable', 'success', 1)`,
       [repo.id, head],
     );
-    await own.restart();
+    own = await own.restart(); // the process afterAll stops
     const record = await merged(repo, number);
     expect(record.merged_by.login).toBe(boss.login);
   });
