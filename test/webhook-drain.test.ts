@@ -66,6 +66,11 @@ class CountingReceiver {
     return this.arrivals.get(path)!;
   }
 
+  /** Closes the connections it holds idle (kept alive), as its keep-alive timer would. */
+  closeIdleConnections(): void {
+    this.server.closeIdleConnections();
+  }
+
   async close(): Promise<void> {
     this.server.closeAllConnections();
     await new Promise((resolve) => this.server.close(resolve));
@@ -215,3 +220,40 @@ test('attempts recorded in batches are all recorded: 400 deliveries, each with i
     expect(one.attempts).toEqual([expect.objectContaining({ number: 1, status_code: d.status_code, trigger: 'initial' })]);
   }
 }, 90_000);
+
+test('a receiver closing its idle kept-alive connections as a burst arrives loses nothing: every delivery arrives and succeeds at once', async () => {
+  const repo = (await owner.post('/repos', { name: 'reused' })).body.id as string;
+  const hook = (await owner.post(`/repos/${repo}/webhooks`, { url: receiver.url('/reused'), events: ['push', 'tag_create'] })).body;
+  const work = await sandbox.init('reused');
+  await sandbox.commit(work, 'tagged', { 'README.md': 'tags\n' });
+  const head = (await sandbox.git(['rev-parse', 'HEAD'], { cwd: work })).trim();
+  const pushTags = async (prefix: string) => {
+    const refs = Array.from({ length: 10 }, (_, i) => `${head} refs/tags/${prefix}${i}`);
+    await fs.writeFile(path.join(work, '.git', 'packed-refs'), `${refs.join('\n')}\n`);
+    await sandbox.git(['push', '--quiet', remoteUrl(server, 'drainer', 'reused', owner.token), '--tags'], { cwd: work });
+  };
+  // A first burst leaves Cairn's connections to the receiver open and idle.
+  await pushTags('a');
+  await arrived('/reused', 20, 20_000);
+  // The second burst's first request makes the receiver close the idle ones, while Cairn sends the rest on them.
+  let closed = false;
+  receiver.on('/reused', () => {
+    if (!closed) receiver.closeIdleConnections();
+    closed = true;
+    return { status: 200, delayMs: 0 };
+  });
+  await pushTags('b');
+  const got = await arrived('/reused', 40, 20_000);
+  expect(new Set(got.map((a) => a.delivery)).size).toBe(40);
+  const hookPath = `/repos/${repo}/webhooks/${hook.id}`;
+  const listed = await eventually(
+    async () => {
+      const page = (await owner.get(`${hookPath}/deliveries?limit=100`)).body;
+      return page.data.every((d: { status: string }) => d.status === 'succeeded') && page.data;
+    },
+    10_000,
+    'every delivery to succeed',
+  );
+  expect(listed).toHaveLength(40);
+  for (const d of listed) expect(d).toMatchObject({ status: 'succeeded', attempts_count: 1 });
+});

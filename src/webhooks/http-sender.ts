@@ -87,7 +87,7 @@ export class HttpSender {
       return finish({ ok: false, statusCode: null, error: refusal(target.hostname), response: null });
     }
     try {
-      const response = await this.request(target, headers, body, timeoutMs);
+      const response = await this.request(target, headers, body, AbortSignal.timeout(timeoutMs), false);
       const ok = response.statusCode >= 200 && response.statusCode < 300;
       return finish({ ok, statusCode: response.statusCode, error: ok ? null : `HTTP ${response.statusCode}`, response });
     } catch (error) {
@@ -95,20 +95,35 @@ export class HttpSender {
     }
   }
 
-  private request(target: URL, headers: Record<string, string>, body: string, timeoutMs: number): Promise<AttemptResponse> {
+  /**
+   * One request within the attempt's deadline (`signal`). A kept-alive socket the receiver closes
+   * just as a request goes out on it (its idle timeout, say) fails with ECONNRESET or EPIPE before
+   * any answer: the receiver never read the request. It is sent once more, on a new connection,
+   * as Node's documentation of `reusedSocket` advises; counted a failure, it would have waited
+   * for its retry though the receiver was up.
+   */
+  private request(
+    target: URL,
+    headers: Record<string, string>,
+    body: string,
+    signal: AbortSignal,
+    fresh: boolean,
+  ): Promise<AttemptResponse> {
     const payload = Buffer.from(body, 'utf8');
     const client = target.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {
+      let answered = false;
       const request = client.request(
         target,
         {
           method: 'POST',
           headers: { ...headers, 'Content-Length': String(payload.length) },
-          agent: this.agents[target.protocol as 'http:' | 'https:'],
+          agent: fresh ? false : this.agents[target.protocol as 'http:' | 'https:'],
           lookup: this.lookup,
-          signal: AbortSignal.timeout(timeoutMs),
+          signal,
         },
         (response) => {
+          answered = true;
           const chunks: Buffer[] = [];
           let size = 0;
           let truncated = false;
@@ -134,7 +149,12 @@ export class HttpSender {
           response.on('error', (error) => (truncated ? undefined : reject(error)));
         },
       );
-      request.on('error', reject);
+      request.on('error', (error: NodeJS.ErrnoException) => {
+        const closedUnderIt = error.code === 'ECONNRESET' || error.code === 'EPIPE';
+        if (!fresh && !answered && request.reusedSocket && closedUnderIt && !signal.aborted) {
+          resolve(this.request(target, headers, body, signal, true));
+        } else reject(error);
+      });
       request.end(payload);
     });
   }
