@@ -1,7 +1,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { gitBounds, LONG_WORK_FACTOR } from '../git/git-bounds.js';
+import { peelToCommits } from '../git/commits.js';
 import { runGit } from '../git/run-git.js';
+import { applyPullRefs, pullRef } from '../pulls/pull-refs.js';
 import type { SnapshotRepository } from './database-dump.js';
 
 /** How often a copy is started again after a file vanished under it (loose objects packed, packs replaced by git's own gc). */
@@ -99,19 +101,14 @@ async function setRefs(dir: string, snapshot: SnapshotRepository): Promise<void>
  * refs kept heads, and pruned since) gets no ref rather than failing the backup: no record names it.
  */
 async function setMergedPullHeads(dir: string, heads: SnapshotRepository['mergedPullHeads']): Promise<void> {
-  if (!heads.length) return;
-  const checked = await git(dir, ['cat-file', '--batch-check=%(objectname) %(objecttype)'], heads.map((head) => `${head.sha}\n`).join(''));
-  const present = new Set(
-    checked
-      .split('\n')
-      .filter((line) => line.endsWith(' commit'))
-      .map((line) => line.split(' ')[0]),
+  const present = await peelToCommits(
+    dir,
+    heads.map((head) => head.sha),
   );
-  const input = heads
-    .filter((head) => present.has(head.sha))
-    .map((head) => `create refs/pull/${head.number}/head ${head.sha}\n`)
-    .join('');
-  if (input) await git(dir, ['update-ref', '--no-deref', '--stdin'], input);
+  await applyPullRefs(
+    dir,
+    heads.filter((head) => present.get(head.sha) === head.sha).map((head) => ({ ref: pullRef(head.number, 'head'), sha: head.sha })),
+  );
 }
 
 /**

@@ -5,7 +5,7 @@ import type { PullRecordFacts } from './pull-request.ports.js';
 import type { PullRequest } from './pull-request.entity.js';
 import { pullRequestRecord } from './pull-request.payload.js';
 
-/** Where auto-merge stops: disabled by hand, its merger's right gone, a foreign push, or the pull request closed. */
+// Where auto-merge stops: disabled by hand, its merger's right gone, a foreign push, or the pull request closed.
 
 /**
  * Why auto-merge stops when a pull request closes (as on GitHub): reopened, it waits until someone
