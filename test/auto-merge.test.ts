@@ -1,12 +1,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { verify } from '@octokit/webhooks-methods';
-import { Client as UrqlClient, fetchExchange, gql } from '@urql/core';
+import { gql } from '@urql/core';
 import { adminClient, createToken, createUser, type ApiResponse, type Client } from './support/client.js';
 import { eventsOf, GitSandbox, lastEventId, remoteUrl } from './support/git.js';
 import { PullRepo } from './support/pulls.js';
 import { eventually } from './support/receiver.js';
 import { CairnServer, query } from './support/server.js';
+import { urqlClient } from './support/urql.js';
 
 /**
  * Auto-merge through the running server: enabled and disabled over REST and GraphQL, merged in the
@@ -150,13 +151,7 @@ test('closing stops auto-merge, by the API or by deleting the head branch: auto_
 
 test("GraphQL (urql, a frontend's client): a rule set with setBranchProtection; enablePullRequestAutoMerge merges once it holds", async () => {
   const repo = await newRepo();
-  const urql = (token: string) =>
-    new UrqlClient({
-      url: `${server.url}/graphql`,
-      exchanges: [fetchExchange],
-      fetchOptions: { headers: { authorization: `Bearer ${token}` } },
-    });
-  const rule = await urql(owner.token)
+  const rule = await urqlClient(server, owner.token)
     .mutation(
       gql`
         mutation ($input: SetBranchProtectionInput!) {
@@ -173,7 +168,7 @@ test("GraphQL (urql, a frontend's client): a rule set with setBranchProtection; 
   expect(rule.data.setBranchProtection).toEqual({ pattern: 'main', requiredApprovingReviewCount: 1 });
   const { number } = await openPull(repo, 'feature');
   await repo.mergeable(number);
-  const enabled = await urql(dev.token)
+  const enabled = await urqlClient(server, dev.token)
     .mutation(
       gql`
         mutation ($input: AutoMergeInput!) {

@@ -1,9 +1,10 @@
-import { Client as UrqlClient, fetchExchange, gql } from '@urql/core';
+import { gql } from '@urql/core';
 import { adminClient, createUser } from './support/client.js';
 import { GitSandbox, remoteUrl } from './support/git.js';
 import { treeOf } from './support/process-tree.js';
 import { eventually } from './support/receiver.js';
 import { CairnServer, sleep } from './support/server.js';
+import { urqlClient } from './support/urql.js';
 
 /**
  * The database stalls (SIGSTOP of every PostgreSQL process: a frozen VM, a storage hiccup, a
@@ -65,11 +66,7 @@ test('a database stalled for 15 s: requests answer 503 within the deadline, /rea
   try {
     // Beside REST and GraphQL over fetch: a GraphQL client (urql), which reads the error's code and
     // the HTTP status to retry on, and git's own client over smart HTTP — all told, none left hanging.
-    const urql = new UrqlClient({
-      url: `${server.url}/graphql`,
-      exchanges: [fetchExchange],
-      fetchOptions: { headers: { authorization: `Bearer ${alice.token}` } },
-    });
+    const urql = urqlClient(server, alice.token);
     const gitStarted = performance.now();
     const [during, seen, [listed, gitMs]] = await Promise.all([
       Promise.all([

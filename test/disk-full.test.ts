@@ -1,4 +1,4 @@
-import { Client as UrqlClient, fetchExchange, gql } from '@urql/core';
+import { gql } from '@urql/core';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -8,6 +8,7 @@ import { adminClient, createUser } from './support/client.js';
 import { GitSandbox, remoteUrl } from './support/git.js';
 import { eventually, Receiver } from './support/receiver.js';
 import { CairnServer } from './support/server.js';
+import { urqlClient } from './support/urql.js';
 
 /**
  * The data dir is a small file system (a 128 MiB tmpfs: the embedded PostgreSQL, the repositories
@@ -117,11 +118,7 @@ async function fullEmbedded(server: CairnServer, mount: string): Promise<void> {
   const acknowledged = statuses.filter((status) => status === 201).length;
 
   // Through a GraphQL client (urql): the error's code, and the HTTP status a retrying client reads.
-  const urql = new UrqlClient({
-    url: `${server.url}/graphql`,
-    exchanges: [fetchExchange],
-    fetchOptions: { headers: { authorization: `Bearer ${owner.token}` } },
-  });
+  const urql = urqlClient(server, owner.token);
   const graphql = await urql
     .mutation(
       gql`

@@ -1,4 +1,4 @@
-import { Client as UrqlClient, fetchExchange, gql } from '@urql/core';
+import { gql } from '@urql/core';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import {
@@ -15,6 +15,7 @@ import {
 } from 'graphql';
 import { adminClient, createUser, type Client } from './support/client.js';
 import { CairnServer, ROOT, sleep } from './support/server.js';
+import { urqlClient } from './support/urql.js';
 
 /**
  * What a GraphQL document may ask for: every hostile document is refused (400 BAD_REQUEST, a
@@ -188,10 +189,7 @@ describe('introspection', () => {
 describe('GraphQL over GET', () => {
   test('urql sends queries over GET by default, behind the bearer token and the same limits', async () => {
     const methods: string[] = [];
-    const urql = new UrqlClient({
-      url: `${server.url}/graphql`,
-      exchanges: [fetchExchange],
-      fetchOptions: { headers: { authorization: `Bearer ${user.token}` } },
+    const urql = urqlClient(server, user.token, {
       fetch: (input, init) => {
         methods.push(init?.method ?? 'GET');
         return fetch(input, init);

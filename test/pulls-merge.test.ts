@@ -1,9 +1,10 @@
-import { Client as UrqlClient, fetchExchange, gql } from '@urql/core';
+import { gql } from '@urql/core';
 import { adminClient, createUser, type ApiResponse, type Client, noreplyEmail } from './support/client.js';
 import { eventsOf, GitSandbox, lastEventId, type RecordedEvent } from './support/git.js';
 import { PullRepo } from './support/pulls.js';
 import { eventually } from './support/receiver.js';
 import { CairnServer, sleep } from './support/server.js';
+import { urqlClient } from './support/urql.js';
 
 /**
  * Merging pull requests through the running server: merge, squash and
@@ -286,11 +287,7 @@ describe('through urql, as a GraphQL frontend would', () => {
     const pr = await open(repo, { title: 'Via urql', head: 'via-urql' });
     await mergeableFor(repo, pr.number, head);
     const base = await repo.remoteSha('main');
-    const urql = new UrqlClient({
-      url: `${server.url}/graphql`,
-      exchanges: [fetchExchange],
-      fetchOptions: { headers: { authorization: `Bearer ${merger.token}` } },
-    });
+    const urql = urqlClient(server, merger.token);
     const count = async () =>
       (
         await urql
