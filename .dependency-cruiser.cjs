@@ -4,7 +4,8 @@
  *
  *   kernel       src/{config,logger,ids,version,principal}.ts, src/errors/
  *   platform     src/db/, src/disk/, src/graphql/, src/http/, src/jobs/, src/memory/, src/ratelimit/ — name no capability
- *   capabilities auth → events → repositories → git → collaborators | issues → pulls → statuses → protection,
+ *   capabilities auth → events → repositories → git → collaborators | conversations → issues → pulls → statuses
+ *                → protection,
  *                and webhooks (→ repositories): each imports only those before it
  *   composition  src/{capabilities,context,schema,server,run}.ts, src/scripts/, src/cli.ts, src/cli/,
  *                src/backup/ (the admin tool that works on the database and the repositories directly)
@@ -16,7 +17,19 @@
 const KERNEL = '^src/(config|logger|ids|version|principal)\\.ts$|^src/errors/';
 const PLATFORM = '^src/(db|disk|graphql|http|jobs|memory|ratelimit)/';
 const COMPOSITION = '^src/(capabilities|context|schema|server|run|cli)\\.ts$|^src/(scripts|cli|backup)/';
-const CAPABILITIES = ['auth', 'events', 'repositories', 'git', 'collaborators', 'issues', 'pulls', 'statuses', 'protection', 'webhooks'];
+const CAPABILITIES = [
+  'auth',
+  'events',
+  'repositories',
+  'git',
+  'collaborators',
+  'conversations',
+  'issues',
+  'pulls',
+  'statuses',
+  'protection',
+  'webhooks',
+];
 
 /** What each capability may import besides the kernel and the platform. */
 const MAY_USE = {
@@ -25,11 +38,14 @@ const MAY_USE = {
   repositories: ['auth', 'events'],
   git: ['auth', 'events', 'repositories'],
   collaborators: ['auth', 'events', 'repositories'],
-  issues: ['auth', 'events', 'repositories'],
-  pulls: ['auth', 'events', 'repositories', 'git'],
+  // What issues and pull requests share (comments, labels, assignees, the timeline), keyed by
+  // (repository, number); it reaches the issue or pull request behind a number through ports.
+  conversations: ['auth', 'events', 'repositories', 'git'],
+  issues: ['auth', 'events', 'repositories', 'conversations'],
+  pulls: ['auth', 'events', 'repositories', 'git', 'conversations'],
   // Statuses add a field to pull requests (their head's combined state) from their own folder.
-  statuses: ['auth', 'events', 'repositories', 'git', 'pulls'],
-  protection: ['auth', 'events', 'repositories', 'git', 'pulls', 'statuses'],
+  statuses: ['auth', 'events', 'repositories', 'git', 'conversations', 'pulls'],
+  protection: ['auth', 'events', 'repositories', 'git', 'conversations', 'pulls', 'statuses'],
   webhooks: ['auth', 'events', 'repositories'],
 };
 

@@ -4,6 +4,7 @@ import type { Accounts } from './auth/accounts.service.js';
 import type { TokenAuthenticator } from './auth/authenticate.js';
 import type { Collaborators } from './collaborators/collaborator.service.js';
 import type { Config } from './config.js';
+import type { FindConversation } from './conversations/conversation-target.js';
 import type { EventRecorder } from './events/event-recorder.js';
 import type { RepositoryBrowser } from './git/browse.service.js';
 import type { RefTransactions } from './git/refs/ref-transaction.js';
@@ -46,6 +47,8 @@ export interface Services {
   repositories: Repositories;
   collaborators: Collaborators;
   issues: Issues;
+  /** The issue or pull request behind a number, for what both have (comments, labels, assignees). */
+  findConversation: FindConversation;
   pulls: PullRequests;
   /** Branch rules: managed here, enforced where refs move (protection/branch-rules.ts). */
   protections: BranchProtections;

@@ -34,6 +34,8 @@ import type { GraphQLSchema } from 'graphql';
 import { createApp, type Mount } from './http/app.js';
 import { Metrics } from './http/metrics.js';
 import { Issues } from './issues/issue.service.js';
+import type { FindConversation } from './conversations/conversation-target.js';
+import { notFound } from './errors/domain-error.js';
 import { stopAutoMergeOnForeignPush } from './pulls/auto-merge.js';
 import { followRefs } from './pulls/follow-refs.js';
 import { BranchRules } from './protection/branch-rules.js';
@@ -202,13 +204,21 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
   const pulls = new PullRequests({ events, repositories, git, refs, mergeability, ...recordFacts, log, baseUrl: config.baseUrl }, orm);
   events.onRecord(pulls.autoMerger.wakes());
   mergeability.onMergeable((repositoryId) => pulls.autoMerger.wake(repositoryId));
+  const issues = new Issues({ events, repositories });
+  // Comments, labels and assignees reach the issue or pull request behind a number through this.
+  const findConversation: FindConversation = async (em, repo, number) => {
+    const target = (await issues.target(em, repo, number)) ?? (await pulls.target(em, repo, number));
+    if (!target) throw notFound('issue');
+    return target;
+  };
   const services: Services = {
     ...{ config, log, orm, git, refs, events, auth, webhookDelivery, mergeability },
     accounts: new Accounts(auth, config.baseUrl),
     repositories,
     browse: new RepositoryBrowser(git),
     collaborators: new Collaborators({ events, repositories }),
-    issues: new Issues({ events, repositories }),
+    issues,
+    findConversation,
     pulls,
     protections: new BranchProtections({ repositories }),
     statuses: new CommitStatuses({ events, repositories, git }),

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { mayChangeAuthored, Permission, requireScope } from '../auth/permissions.js';
 import { User } from '../auth/user.entity.js';
 import { lockForUpdate } from '../db/lock-row.js';
+import type { ConversationTarget } from '../conversations/conversation-target.js';
 import { DomainError, invalid, notFound, Problems } from '../errors/domain-error.js';
 import type { EventRecorder } from '../events/event-recorder.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
@@ -33,6 +34,15 @@ export class Issues {
     const issue = await em.findOne(Issue, { repository: repo, number }, { populate: ['user'] });
     if (!issue) throw notFound('issue');
     return issue;
+  }
+
+  /** The issue `number` as a conversation (comments, labels, assignees), or null when `number` is not an issue. */
+  async target(em: EntityManager, repo: Repository, number: number): Promise<ConversationTarget | null> {
+    const [row] = await em.execute<Array<{ id: string; user_id: string }>>(
+      'select id, user_id from issues where repository_id = ? and number = ?',
+      [repo.id, number],
+    );
+    return row ? { kind: 'issue', id: row.id, number, authorId: row.user_id, repository: repo } : null;
   }
 
   /**
