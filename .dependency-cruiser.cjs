@@ -42,7 +42,8 @@ const MAY_USE = {
   // (repository, number); it reaches the issue or pull request behind a number through ports.
   conversations: ['auth', 'events', 'repositories', 'git'],
   issues: ['auth', 'events', 'repositories', 'conversations'],
-  pulls: ['auth', 'events', 'repositories', 'git', 'conversations'],
+  // A merged pull request closes the issues it names.
+  pulls: ['auth', 'events', 'repositories', 'git', 'conversations', 'issues'],
   // Statuses add a field to pull requests (their head's combined state) from their own folder.
   statuses: ['auth', 'events', 'repositories', 'git', 'conversations', 'pulls'],
   protection: ['auth', 'events', 'repositories', 'git', 'conversations', 'pulls', 'statuses'],

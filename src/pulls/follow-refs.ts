@@ -14,6 +14,8 @@ import type { PullRecordFacts } from './pull-request.ports.js';
 import { countCommits, headsContainedIn } from './pull-request.git.js';
 import { applyPullRefs, settledRefs } from './pull-refs.js';
 import { CLOSED, stopAutoMerge } from './auto-merge-stop.js';
+import { closeIssuesAsCompleted } from '../issues/issue-closing.js';
+import { closingReferences, commitMessages } from './closing-keywords.js';
 
 /** What a merge through the API writes into the ref transaction's journal entry. */
 export interface MergeNote {
@@ -45,6 +47,9 @@ const BRANCH = 'refs/heads/';
  * - head now reachable from base (a merge made outside the API and pushed):
  *   `merged`, by whoever moved the branch, `merge_commit_sha` the base tip.
  *
+ * A pull request merged into the default branch closes the issues its body or its commits' messages
+ * name with a closing keyword (closing-keywords.ts), by its merger.
+ *
  * Mergeability of every pull request touched is re-checked once the change commits.
  */
 export function followRefs(events: EventRecorder, git: GitStorage, mergeability: Mergeability, recordFacts: PullRecordFacts): RefListener {
@@ -75,6 +80,11 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
     const deleted = [...moved.keys()].filter((branch) => !tip(branch));
     let facts: StackFacts | undefined; // read at the first pull request whose base was deleted
     const wereOpen = pulls.filter((pr) => pr.state === PullRequestState.OPEN).length;
+    const closing: Array<{ numbers: number[]; by: GitActor }> = [];
+    const closesIssues = async (pr: PullRequest, by: GitActor) => {
+      if (pr.baseRef !== defaultBranch) return;
+      closing.push({ numbers: closingReferences([pr.body, ...(await commitMessages(dir, pr.baseSha, pr.headSha))]), by });
+    };
     for (const pr of pulls) {
       const record = async (action: 'closed' | 'merged', actor: GitActor) =>
         events.record(tx, {
@@ -94,6 +104,7 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
         if (pr.state !== PullRequestState.MERGED && baseTip === merge.sha) {
           await markMerged(pr, await userOf(change.actors.push), merge.sha, now);
           await record('merged', change.actors.push);
+          await closesIssues(pr, change.actors.push);
         }
         continue;
       }
@@ -138,6 +149,7 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
         const by = moved.has(pr.baseRef) ? actorOf(pr.baseRef) : actorOf(pr.headRef);
         await markMerged(pr, await userOf(by), baseTip!, now);
         await record('merged', by);
+        await closesIssues(pr, by);
       } else if (retargeted) {
         // A stacked pull request whose base was merged and deleted: on the default branch now, as GitHub does.
         await events.record(tx, {
@@ -158,6 +170,7 @@ export function followRefs(events: EventRecorder, git: GitStorage, mergeability:
       }
     }
     await tx.flush();
+    for (const { numbers, by } of closing) await closeIssuesAsCompleted(events, tx, change.repository, numbers, by);
     await applyPullRefs(dir, settledRefs(pulls.filter((pr) => pr.state !== PullRequestState.OPEN))); // merged or closed now: pull-refs.ts
     events.afterCommit(tx, () => mergeability.wake(change.repository.id));
     const areOpen = pulls.filter((pr) => pr.state === PullRequestState.OPEN).length;
