@@ -2,6 +2,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import postgres from 'postgres';
 import { within } from '../deadline.js';
 import { numberedPlaceholders } from './bound-query.js';
+import { noteStatement } from './statement-count.js';
 
 /**
  * Reads on the hot path (a repository with its owner and counts, nearly every request's first
@@ -23,6 +24,7 @@ import { numberedPlaceholders } from './bound-query.js';
  */
 export async function fastRead<T extends object>(em: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
   if (em.isInTransaction()) return em.execute<T[]>(sql, params);
+  noteStatement();
   const reading = readerOf(em.config).unsafe(numbered(sql), params as postgres.ParameterOrJSON<never>[], { prepare: true });
   const timeoutMs = statementTimeoutOf(em.config);
   const read = timeoutMs ? await within(reading, timeoutMs) : { late: false as const, value: await reading };

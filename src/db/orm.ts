@@ -5,6 +5,7 @@ import { defineConfig, MikroORM, type Options } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import type { Logger } from '../logger.js';
 import { MIGRATIONS } from './migrations/index.js';
+import { noteStatement } from './statement-count.js';
 
 const SCHEMA_LOCK = 0x6361_6972_6e00; // one schema change at a time across processes sharing a database
 
@@ -28,6 +29,10 @@ function ormConfig(clientUrl: string, entities: Options['entities'], log?: Logge
     // every loaded entity buy nothing, and defining them costs every read, row by row.
     propagationOnPrototype: false,
     debug: false,
+    onQuery: (sql) => {
+      noteStatement();
+      return sql;
+    },
     logger: (message) => log?.debug({ component: 'orm' }, message),
   });
 }

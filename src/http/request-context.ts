@@ -3,6 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Principal } from '../principal.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from './metrics.js';
+import { countingStatements, type StatementTally } from '../db/statement-count.js';
 
 /** What the HTTP layer attaches to a response while a request is handled. */
 export interface RequestLocals {
@@ -16,7 +17,8 @@ export function locals(res: Response): RequestLocals {
 
 /**
  * Gives every request an id (the caller's `X-Request-Id` when it is sane),
- * echoes it, and logs and counts the request when it finishes. Only the
+ * echoes it, counts the SQL statements it sends (answered in `Server-Timing`, logged), and logs
+ * and counts the request when it finishes. Only the
  * method, path and status are logged: never headers, bodies or query strings.
  */
 export function requestTracking(log: Logger, metrics: Metrics) {
@@ -27,15 +29,33 @@ export function requestTracking(log: Logger, metrics: Metrics) {
     res.setHeader('X-Request-Id', requestId);
     const started = process.hrtime.bigint();
     const path = req.originalUrl.split('?')[0]!;
+    const sql: StatementTally = { count: 0 };
+    answerStatementCount(res, sql);
     res.on('finish', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const surface = surfaceOf(path);
       metrics.httpRequests.inc({ surface, method: req.method, status: String(res.statusCode) });
       metrics.httpDuration.observe({ surface }, seconds);
-      log.info({ requestId, method: req.method, path, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10 }, 'request');
+      log.info(
+        { requestId, method: req.method, path, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10, sql: sql.count },
+        'request',
+      );
     });
-    next();
+    countingStatements(sql, next);
   };
+}
+
+/**
+ * `Server-Timing: sql;count=N` on every answer: the SQL statements the request sent before its
+ * headers went out (all of them, for an answer written whole). Browsers' developer tools show it; a
+ * frontend sees whether a query's cost grows with its page size.
+ */
+function answerStatementCount(res: Response, sql: StatementTally): void {
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: Response, ...args: Parameters<Response['writeHead']>) {
+    if (!this.headersSent) this.appendHeader('Server-Timing', `sql;count=${sql.count};desc="SQL statements"`);
+    return writeHead.apply(this, args);
+  } as Response['writeHead'];
 }
 
 function surfaceOf(path: string): string {

@@ -2,6 +2,7 @@ import { Arg, Args, Ctx, Extensions, FieldResolver, Int, Mutation, Resolver, Roo
 import { CreatesContent } from '../ratelimit/creates-content.js';
 import type { ResolverContext } from '../graphql/context.js';
 import { CommitConnection } from '../git/git.types.js';
+import { batchLoader } from '../graphql/batch-loader.js';
 import { GIT_FIELD_COST } from '../graphql/limits.js';
 import { ConnectionType, PageArgs, resolvePage } from '../graphql/pagination.js';
 import { Repository } from '../repositories/repository.entity.js';
@@ -83,9 +84,12 @@ export class PullRequestResolver {
     return ctx.services.pulls.files(ctx.viewer, pr, resolvePage(page));
   }
 
-  @FieldResolver(() => ReviewConnection, { description: 'Reviews, newest first.' })
-  reviews(@Root() pr: PullRequestView, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context) {
-    return ctx.services.pulls.reviews(ctx.em, pr.id, resolvePage(page));
+  @FieldResolver(() => ReviewConnection, { description: 'Reviews, newest first. The reviews of a page of pull requests load together.' })
+  reviews(@Root() pr: PullRequestView, @Args(() => PageArgs) args: PageArgs, @Ctx() ctx: Context) {
+    const page = resolvePage(args);
+    return batchLoader(ctx, `reviews:${page.limit}:${page.offset}`, (ids: readonly string[]) =>
+      ctx.services.pulls.reviews(ctx.em, ids, page),
+    ).load(pr.id);
   }
 }
 

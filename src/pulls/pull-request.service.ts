@@ -18,7 +18,7 @@ import type {
 import { listPullRequests, pullRequestCommits, pullRequestFiles, readPullRequest } from './pull-request.reads.js';
 import { createPullRequest, updatePullRequest } from './pull-request.writes.js';
 import { pullRequestView, type PullRequestView } from './pull-request.view.js';
-import { listReviews, submitReview } from './review.service.js';
+import { reviewPages, submitReview } from './review.service.js';
 
 /**
  * The pull request use cases with their collaborators bound, as transports
@@ -91,8 +91,9 @@ export class PullRequests {
     return this.refined(em, pullRequestView(await disableAutoMerge(this.deps, em, viewer, input)));
   }
 
-  reviews(em: EntityManager, pullRequestId: string, page: Page) {
-    return listReviews(em, pullRequestId, page);
+  /** A page of the reviews of each pull request, newest first. */
+  reviews(em: EntityManager, pullRequestIds: readonly string[], page: Page) {
+    return reviewPages(em, pullRequestIds, page);
   }
 
   review(em: EntityManager, viewer: Principal, input: SubmitReviewInput) {

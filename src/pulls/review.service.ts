@@ -1,6 +1,7 @@
 import { Permission } from '../auth/permissions.js';
 import { User } from '../auth/user.entity.js';
 import { invalid, Problems } from '../errors/domain-error.js';
+import { childPages } from '../db/child-pages.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
 import { checkTitleAndBody } from '../repositories/names.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -13,15 +14,15 @@ import { findPullRequest } from './pull-request.reads.js';
 import { lockPullRequest } from './pull-request.writes.js';
 import { Review, ReviewEvent, STATE_OF_EVENT } from './review.entity.js';
 
-/** Reviews of a pull request, newest first. */
-export async function listReviews(em: EntityManager, pullRequestId: string, page: Page): Promise<Connection<Review>> {
-  const [reviews, total] = await em.findAndCount(
-    Review,
-    { pullRequest: pullRequestId },
-    { populate: ['user'], orderBy: { submittedAt: 'desc', id: 'desc' }, limit: page.limit, offset: page.offset },
-  );
-  return connection(reviews, total, page);
+/** The reviews of pull requests, a page of each, newest first: one statement for the pages, one for their users. */
+export async function reviewPages(em: EntityManager, pullRequestIds: readonly string[], page: Page): Promise<Array<Connection<Review>>> {
+  const pages = await childPages<Record<string, unknown>>(em, REVIEWS, pullRequestIds, page);
+  const reviews = pages.map(({ rows }) => rows.map((row) => em.map(Review, row)));
+  await em.populate(reviews.flat(), ['user']);
+  return pages.map(({ total }, i) => connection(reviews[i]!, total, page));
 }
+
+const REVIEWS = { table: 'pull_request_reviews', parent: 'pull_request_id', order: 'submitted_at desc, id desc' };
 
 /**
  * Submitting a review: anyone who can read the repository, with the
