@@ -12,6 +12,8 @@ import { Issue } from './issues/issue.entity.js';
 import { BranchProtection } from './protection/branch-protection.entity.js';
 import { BranchProtectionResolver, RepositoryProtectionResolver } from './protection/branch-protection.resolver.js';
 import { IssueResolver, RepositoryIssuesResolver } from './issues/issue.resolver.js';
+import { IssueTimelineResolver } from './issues/issue-timeline.resolver.js';
+import { PullRequestTimelineResolver, TimelineReviewResolver } from './pulls/pull-timeline.resolver.js';
 import { PullRequest } from './pulls/pull-request.entity.js';
 import { PullRequestResolver, RepositoryPullsResolver } from './pulls/pull-request.resolver.js';
 import { Review } from './pulls/review.entity.js';
@@ -50,8 +52,11 @@ export const RESOLVERS = [
   CollaboratorResolver,
   IssueResolver,
   RepositoryIssuesResolver,
+  IssueTimelineResolver,
   PullRequestResolver,
   RepositoryPullsResolver,
+  PullRequestTimelineResolver,
+  TimelineReviewResolver,
   BranchProtectionResolver,
   RepositoryProtectionResolver,
   GitResolver,

@@ -1,7 +1,9 @@
+import { gql } from '@urql/core';
 import { adminClient, createUser, type Client } from './support/client.js';
 import { eventsOf, GitSandbox } from './support/git.js';
 import { PullRepo } from './support/pulls.js';
 import { CairnServer } from './support/server.js';
+import { urqlClient } from './support/urql.js';
 
 /**
  * Closing keywords through the running server: a pull request merged into the default branch closes
@@ -68,6 +70,48 @@ test('a merge into the default branch closes the issues named by its body and co
     [one, two, five].sort((a, b) => a - b).map((n) => ['closed', n, 'completed', owner.login]),
   );
   expect((await owner.get(`/repos/${repo.id}`)).body.open_issues_count).toBe(1);
+
+  // Both pages show it: the issue's timeline ends with its close, the pull request's with its merge.
+  const timelines = await urqlClient(server, owner.token)
+    .query(
+      gql`
+        query ($id: ID!, $issue: Int!, $pull: Int!) {
+          repository(id: $id) {
+            issue(number: $issue) {
+              timeline {
+                nodes {
+                  kind
+                  actor {
+                    login
+                  }
+                  stateReason
+                }
+              }
+            }
+            pullRequest(number: $pull) {
+              timeline {
+                nodes {
+                  kind
+                  actor {
+                    login
+                  }
+                  mergeCommitSha
+                }
+              }
+            }
+          }
+        }
+      `,
+      { id: repo.id, issue: one, pull: number },
+    )
+    .toPromise();
+  expect(timelines.error).toBeUndefined();
+  expect(timelines.data.repository.issue.timeline.nodes).toEqual([
+    { kind: 'CLOSED', actor: { login: owner.login }, stateReason: 'completed' },
+  ]);
+  expect(timelines.data.repository.pullRequest.timeline.nodes).toEqual([
+    { kind: 'MERGED', actor: { login: owner.login }, mergeCommitSha: expect.stringMatching(/^[0-9a-f]{40}$/) },
+  ]);
 });
 
 test('a merge into another branch closes nothing', async () => {

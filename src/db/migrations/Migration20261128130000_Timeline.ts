@@ -1,0 +1,28 @@
+import { Migration } from '@mikro-orm/migrations';
+
+/**
+ * The timeline of issues and pull requests, written from their events (conversations/timeline): one
+ * row per thing a page shows, keyed by the issue's or pull request's id, in the order they happened.
+ */
+export class Migration20261128130000_Timeline extends Migration {
+  override name = 'Migration20261128130000_Timeline';
+
+  override up(): void | Promise<void> {
+    this.addSql(`create table "timeline_items" (
+      "id" bigserial primary key,
+      "repository_id" text not null references "repositories" ("id") on delete cascade,
+      "conversation_id" text not null,
+      "number" int not null,
+      "kind" text not null,
+      "actor" jsonb not null,
+      "created_at" timestamptz not null,
+      "comment_id" text null,
+      "review_id" text null,
+      "details" jsonb not null default '{}');`);
+    this.addSql(`create index "timeline_items_conversation" on "timeline_items" ("conversation_id", "id");`);
+  }
+
+  override down(): void | Promise<void> {
+    this.addSql(`drop table "timeline_items";`);
+  }
+}
