@@ -5,6 +5,8 @@
  *  - api: REST and GraphQL reads beside a bare Express route answering the same JSON;
  *  - writes: REST issue creation on one repository;
  *  - statuses: posting commit statuses to one repository, and a combined status beside GET /repos/:id;
+ *  - conversations: comments created on one issue; a deep page of comments beside one of issues; the
+ *    SQL statements of a page of pull requests with their nested lists, for 3 and for 30;
  *  - protection: a push to a protected branch beside one to an unprotected branch;
  *  - webhooks: the drain of one push of 1,500 tags (3,000 deliveries) to one fast receiver;
  *  - startup: `npm start` → /readyz, and the service's resident memory idle and after load;
@@ -18,7 +20,9 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ONLY = process.env.BENCH_ONLY?.split(',');
-const SCRIPTS = ['api', 'writes', 'statuses', 'protection', 'webhooks', 'startup', 'git'].filter((name) => !ONLY || ONLY.includes(name));
+const SCRIPTS = ['api', 'writes', 'statuses', 'conversations', 'protection', 'webhooks', 'startup', 'git'].filter(
+  (name) => !ONLY || ONLY.includes(name),
+);
 
 type Figures = Record<string, any>;
 
@@ -93,6 +97,27 @@ if (figures.statuses) {
     `${fmt(s.combinedRps)} vs ${fmt(s.repositoryRps)} req/s`,
     `**${fmt(s.combinedVsRepository, 2)}×**`,
     '0.8×',
+  ]);
+}
+if (figures.conversations) {
+  const c = figures.conversations;
+  rows.push([
+    'REST POST /repos/:id/issues/:n/comments (one issue, 32 connections, events recorded)',
+    '',
+    `**${fmt(c.commentCreateRps)} req/s**`,
+    '1,000',
+  ]);
+  rows.push([
+    'REST GET …/issues/:n/comments vs GET …/issues, both at offset 9,900 of 10,000',
+    `${fmt(c.commentsPageRps)} vs ${fmt(c.issuesPageRps)} req/s`,
+    `**${fmt(c.commentsVsIssuesPage, 2)}×**`,
+    '0.8×',
+  ]);
+  rows.push([
+    'GraphQL: pull requests with labels, assignees, last 5 reviews — SQL statements for 3 and for 30',
+    `${fmt(c.statementsFor3Pulls)} and ${fmt(c.statementsFor30Pulls)}`,
+    `**${c.statementsFor3Pulls === c.statementsFor30Pulls ? 'constant' : 'grows'}**`,
+    'constant',
   ]);
 }
 if (figures.protection) {
