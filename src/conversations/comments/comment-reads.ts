@@ -96,7 +96,7 @@ async function readPages(em: EntityManager, keys: readonly string[], page: Page)
   const rows = await fastRead<CommentRow & { key: string }>(
     em,
     `select ${COLUMNS}, k.key
-       from jsonb_to_recordset(?::jsonb) as k(key text, repository_id text, number int)
+       from jsonb_to_recordset(?::text::jsonb) as k(key text, repository_id text, number int)
        cross join lateral (select w.id from issue_comments w where w.repository_id = k.repository_id and w.number = k.number
                             order by w.created_at, w.id limit ? offset ?) p
        join issue_comments c on c.id = p.id
