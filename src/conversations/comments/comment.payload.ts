@@ -3,7 +3,7 @@ import type { CommentSubject, IssueShapedRecord } from './comment-subject.js';
 import type { CommentRecord } from './comment.types.js';
 
 /** A comment as webhook payloads carry it (the REST facade yields the same shape). */
-export function commentPayload(comment: CommentRecord) {
+function commentPayload(comment: CommentRecord) {
   return {
     id: comment.id,
     body: comment.body,
