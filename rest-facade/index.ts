@@ -22,7 +22,14 @@ import { WEBHOOK_ROUTES } from './webhook-routes.js';
 import { openApiDocument, stableJson } from './openapi/document.js';
 
 /** Every REST endpoint. */
-export const ALL_ROUTES: RestRoute[] = [...ROUTES, ...COMMENT_ROUTES, ...PULL_ROUTES, ...STATUS_ROUTES, ...PROTECTION_ROUTES, ...WEBHOOK_ROUTES];
+export const ALL_ROUTES: RestRoute[] = [
+  ...ROUTES,
+  ...COMMENT_ROUTES,
+  ...PULL_ROUTES,
+  ...STATUS_ROUTES,
+  ...PROTECTION_ROUTES,
+  ...WEBHOOK_ROUTES,
+];
 
 /**
  * The REST facade as a surface of the core: its OpenAPI document at `/openapi.json` (public, like the
