@@ -397,3 +397,23 @@ test('GraphQL through urql: comments as connections of issues and pull requests,
     .toPromise();
   expect(denied.error?.graphQLErrors[0]?.extensions.code).toBe('NOT_FOUND');
 });
+
+test('comments arriving together on one conversation: each written once, counted once, each event with its own count', async () => {
+  const number = (await owner.post(`/repos/${repo.id}/issues`, { title: 'a busy thread' })).body.number;
+  const N = 40;
+  const posted = await Promise.all(
+    Array.from({ length: N }, (_, i) => [reader, writer, stranger][i % 3]!.post(commentsOf(number), { body: `comment ${i}` })),
+  );
+  expect(posted.map((res) => res.status)).toEqual(Array(N).fill(201));
+  expect((await owner.get(`/repos/${repo.id}/issues/${number}`)).body.comments).toBe(N);
+  const listed = await owner.get(`${commentsOf(number)}?limit=100`);
+  expect(listed.body.total).toBe(N);
+  expect(new Set(listed.body.data.map((c: { id: string }) => c.id))).toEqual(new Set(posted.map((res) => res.body.id)));
+
+  await settledDeliveries(server, [hookId]);
+  const counts = receiver.received
+    .filter((r) => r.path === '/comments' && r.body?.action === 'created' && r.body.issue.number === number)
+    .map((r) => r.body.issue.comments as number)
+    .sort((a, b) => a - b);
+  expect(counts).toEqual(Array.from({ length: N }, (_, i) => i + 1));
+});
