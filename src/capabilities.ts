@@ -4,6 +4,10 @@ import { User } from './auth/user.entity.js';
 import { UserFieldsResolver } from './auth/user.resolver.js';
 import { Collaborator } from './collaborators/collaborator.entity.js';
 import { CollaboratorResolver } from './collaborators/collaborator.resolver.js';
+import { IssueComment } from './conversations/comments/comment.entity.js';
+import { CommentResolver, RepositoryCommentsResolver } from './conversations/comments/comment.resolver.js';
+import { IssueCommentsResolver } from './issues/issue-comments.resolver.js';
+import { PullRequestCommentsResolver } from './pulls/pull-comments.resolver.js';
 import { DomainEvent } from './events/domain-event.entity.js';
 import { GitResolver } from './git/git.resolver.js';
 import { PushJournal } from './git/refs/push-journal.entity.js';
@@ -37,6 +41,7 @@ export const ENTITIES = [
   Review,
   BranchProtection,
   CommitStatus,
+  IssueComment,
   DomainEvent,
   GitRef,
   PushJournal,
@@ -66,4 +71,8 @@ export const RESOLVERS = [
   WebhookResolver,
   RepositoryWebhooksResolver,
   DeliveryResolver,
+  CommentResolver,
+  RepositoryCommentsResolver,
+  IssueCommentsResolver,
+  PullRequestCommentsResolver,
 ] as const;

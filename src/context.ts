@@ -4,6 +4,7 @@ import type { Accounts } from './auth/accounts.service.js';
 import type { TokenAuthenticator } from './auth/authenticate.js';
 import type { Collaborators } from './collaborators/collaborator.service.js';
 import type { Config } from './config.js';
+import type { Comments } from './conversations/comments/comments.service.js';
 import type { FindConversation } from './conversations/conversation-target.js';
 import type { EventRecorder } from './events/event-recorder.js';
 import type { RepositoryBrowser } from './git/browse.service.js';
@@ -49,6 +50,8 @@ export interface Services {
   issues: Issues;
   /** The issue or pull request behind a number, for what both have (comments, labels, assignees). */
   findConversation: FindConversation;
+  /** Comments on issues and pull requests. */
+  comments: Comments;
   pulls: PullRequests;
   /** Branch rules: managed here, enforced where refs move (protection/branch-rules.ts). */
   protections: BranchProtections;

@@ -36,6 +36,10 @@ import { createApp, type Mount } from './http/app.js';
 import { Metrics } from './http/metrics.js';
 import { Issues } from './issues/issue.service.js';
 import type { FindConversation } from './conversations/conversation-target.js';
+import type { DescribeSubject } from './conversations/comments/comment-subject.js';
+import { Comments } from './conversations/comments/comments.service.js';
+import { issueSubject } from './issues/issue-subject.js';
+import { pullSubject } from './pulls/pull-subject.js';
 import { notFound } from './errors/domain-error.js';
 import { stopAutoMergeOnForeignPush } from './pulls/auto-merge.js';
 import { followRefs } from './pulls/follow-refs.js';
@@ -213,6 +217,13 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
     if (!target) throw notFound('issue');
     return target;
   };
+  // What a comment's event says of its issue or pull request, read by each.
+  const subjectOfPull = pullSubject(recordFacts);
+  const describeSubject: DescribeSubject = async (em, repo, number) => {
+    const subject = (await issueSubject(em, repo, number)) ?? (await subjectOfPull(em, repo, number));
+    if (!subject) throw notFound('issue');
+    return subject;
+  };
   const services: Services = {
     ...{ config, log, orm, git, refs, events, auth, webhookDelivery, mergeability },
     accounts: new Accounts(auth, config.baseUrl),
@@ -221,6 +232,7 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
     collaborators: new Collaborators({ events, repositories }),
     issues,
     findConversation,
+    comments: new Comments({ events, repositories, findConversation, describeSubject }),
     pulls,
     protections: new BranchProtections({ repositories }),
     statuses: new CommitStatuses({ events, repositories, git }),

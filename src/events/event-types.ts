@@ -12,6 +12,7 @@ const EVENT_TYPES = [
   'repository',
   'member',
   'issues',
+  'issue_comment',
   'status',
   'ping',
 ] as const;

@@ -23,7 +23,8 @@ registerEnumType(IssueStateReason, { name: 'IssueStateReason' });
 @Unique({ properties: ['repository', 'number'] })
 @Index({ properties: ['repository', 'state', 'createdAt'] })
 export class Issue {
-  [OptionalProps]?: 'id' | 'body' | 'state' | 'stateReason' | 'comments' | 'createdAt' | 'updatedAt' | 'closedAt' | 'repositoryId';
+  [OptionalProps]?:
+    'id' | 'body' | 'state' | 'stateReason' | 'comments' | 'createdAt' | 'updatedAt' | 'closedAt' | 'repositoryId' | 'commentCount';
 
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
@@ -56,9 +57,14 @@ export class Issue {
   @ManyToOne(() => User)
   user!: User;
 
-  @Field(() => Int, { description: 'Number of comments.' })
+  /** Its comments, counted with each one added or deleted (GraphQL: `commentCount`; `comments` is the list). */
   @Property({ type: 'integer' })
   comments: number = 0;
+
+  @Field(() => Int, { description: 'Number of comments.' })
+  get commentCount(): number {
+    return this.comments;
+  }
 
   @Field()
   @Property({ type: 'datetime' })

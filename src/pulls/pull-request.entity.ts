@@ -80,7 +80,8 @@ export class PullRequest {
     | 'autoMergeMethod'
     | 'autoMergeEnabledBy'
     | 'autoMerge'
-    | 'repositoryId';
+    | 'repositoryId'
+    | 'commentCount';
 
   @PrimaryKey({ type: 'text' })
   id: string = newId('pr');
@@ -163,6 +164,10 @@ export class PullRequest {
   /** Who enabled auto-merge: the merger once every requirement holds. */
   @ManyToOne(() => User, { nullable: true, deleteRule: 'set null' })
   autoMergeEnabledBy: User | null = null;
+
+  /** Its comments, counted with each one added or deleted (conversations/comments). */
+  @Property({ type: 'integer', fieldName: 'comments' })
+  commentCount: number = 0;
 
   /** Auto-merge as the view names it. */
   get autoMerge(): { enabledBy: User; method: string } | null {

@@ -48,6 +48,7 @@ interface PullRequestRow {
   auto_merge_enabled_by_id: string | null;
   auto_merge_login: string | null;
   repository_id: string;
+  comments: number;
 }
 
 const date = asDate;
@@ -82,6 +83,7 @@ function factsOf(row: PullRequestRow): PullRequestFacts {
         ? { enabledBy: { id: row.auto_merge_enabled_by_id, login: row.auto_merge_login! }, method: row.auto_merge_method }
         : null,
     repositoryId: row.repository_id,
+    commentCount: row.comments,
   };
 }
 

@@ -99,6 +99,9 @@ export class PullRequestView {
   @Field(() => ID)
   repositoryId!: string;
 
+  @Field(() => Int, { description: 'Number of comments.' })
+  commentCount!: number;
+
   /** Whether the head contains the base tip (null: unknown); what `behind` is decided on, not a field. */
   baseInHead!: boolean | null;
 }
@@ -131,6 +134,7 @@ export interface PullRequestFacts {
   closedAt: Date | null;
   autoMerge: { enabledBy: ActorRef; method: string } | null;
   repositoryId: string;
+  commentCount: number;
 }
 
 /**
@@ -173,6 +177,7 @@ export function pullRequestView(facts: PullRequestFacts): PullRequestView {
     closedAt: facts.closedAt,
     autoMerge: facts.autoMerge ? { enabledBy: actorRef(facts.autoMerge.enabledBy), method: facts.autoMerge.method as MergeMethod } : null,
     repositoryId: facts.repositoryId,
+    commentCount: facts.commentCount,
     baseInHead: current ? facts.baseInHead : null,
   });
 }

@@ -16,7 +16,7 @@ export class Migration20261128130000_Timeline extends Migration {
       "kind" text not null,
       "actor" jsonb not null,
       "created_at" timestamptz not null,
-      "comment_id" text null,
+      "comment_id" text null references "issue_comments" ("id") on delete cascade,
       "review_id" text null,
       "details" jsonb not null default '{}');`);
     this.addSql(`create index "timeline_items_conversation" on "timeline_items" ("conversation_id", "id");`);
