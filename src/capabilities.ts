@@ -17,6 +17,7 @@ import { BranchProtection } from './protection/branch-protection.entity.js';
 import { BranchProtectionResolver, RepositoryProtectionResolver } from './protection/branch-protection.resolver.js';
 import { IssueResolver, RepositoryIssuesResolver } from './issues/issue.resolver.js';
 import { IssueTimelineResolver } from './issues/issue-timeline.resolver.js';
+import { TimelineCommentResolver } from './conversations/timeline/timeline-comment.resolver.js';
 import { PullRequestTimelineResolver, TimelineReviewResolver } from './pulls/pull-timeline.resolver.js';
 import { PullRequest } from './pulls/pull-request.entity.js';
 import { PullRequestResolver, RepositoryPullsResolver } from './pulls/pull-request.resolver.js';
@@ -58,6 +59,7 @@ export const RESOLVERS = [
   IssueResolver,
   RepositoryIssuesResolver,
   IssueTimelineResolver,
+  TimelineCommentResolver,
   PullRequestResolver,
   RepositoryPullsResolver,
   PullRequestTimelineResolver,

@@ -72,6 +72,17 @@ export async function readComment(em: EntityManager, repositoryId: string, id: s
   return row ? commentOf(row) : null;
 }
 
+/** Comments by id, in the order of `ids` (null for one deleted since): the comments a page of timeline items shows, in one statement. */
+export async function commentsById(em: EntityManager, ids: readonly string[]): Promise<Array<CommentRecord | null>> {
+  const rows = await fastRead<CommentRow>(
+    em,
+    `select ${COLUMNS} from issue_comments c join users u on u.id = c.user_id where c.id in (select jsonb_array_elements_text(?::text::jsonb))`,
+    [JSON.stringify(ids)],
+  );
+  const byId = new Map(rows.map((row) => [row.id, commentOf(row)]));
+  return ids.map((id) => byId.get(id) ?? null);
+}
+
 /**
  * The same page of the comments of each conversation asked for in one request (the comments of
  * each issue of a listed page), read together in ONE statement once the page's resolvers have all
