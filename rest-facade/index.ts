@@ -14,6 +14,7 @@ import { RestOperation } from './operation.js';
 import { ROUTES } from './routes.js';
 import { ENVELOPE, type RestPage, type RestRoute, type RouteInput } from './route.js';
 
+import { LABEL_ROUTES } from './label-routes.js';
 import { PROTECTION_ROUTES } from './protection-routes.js';
 import { PULL_ROUTES } from './pull-routes.js';
 import { STATUS_ROUTES } from './status-routes.js';
@@ -21,7 +22,14 @@ import { WEBHOOK_ROUTES } from './webhook-routes.js';
 import { openApiDocument, stableJson } from './openapi/document.js';
 
 /** Every REST endpoint. */
-export const ALL_ROUTES: RestRoute[] = [...ROUTES, ...PULL_ROUTES, ...STATUS_ROUTES, ...PROTECTION_ROUTES, ...WEBHOOK_ROUTES];
+export const ALL_ROUTES: RestRoute[] = [
+  ...ROUTES,
+  ...PULL_ROUTES,
+  ...STATUS_ROUTES,
+  ...PROTECTION_ROUTES,
+  ...WEBHOOK_ROUTES,
+  ...LABEL_ROUTES,
+];
 
 /**
  * The REST facade as a surface of the core: its OpenAPI document at `/openapi.json` (public, like the

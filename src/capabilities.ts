@@ -4,6 +4,10 @@ import { User } from './auth/user.entity.js';
 import { UserFieldsResolver } from './auth/user.resolver.js';
 import { Collaborator } from './collaborators/collaborator.entity.js';
 import { CollaboratorResolver } from './collaborators/collaborator.resolver.js';
+import { ConversationAssignee } from './conversations/assignees/assignee.entity.js';
+import { AssigneeResolver } from './conversations/assignees/assignee.resolver.js';
+import { ConversationLabel, Label } from './conversations/labels/label.entity.js';
+import { ConversationLabelsResolver, LabelResolver, RepositoryLabelsResolver } from './conversations/labels/label.resolver.js';
 import { DomainEvent } from './events/domain-event.entity.js';
 import { GitResolver } from './git/git.resolver.js';
 import { PushJournal } from './git/refs/push-journal.entity.js';
@@ -12,9 +16,12 @@ import { Issue } from './issues/issue.entity.js';
 import { BranchProtection } from './protection/branch-protection.entity.js';
 import { BranchProtectionResolver, RepositoryProtectionResolver } from './protection/branch-protection.resolver.js';
 import { IssueResolver, RepositoryIssuesResolver } from './issues/issue.resolver.js';
+import { IssueConversationResolver } from './issues/issue-conversation.resolver.js';
 import { PullRequest } from './pulls/pull-request.entity.js';
 import { PullRequestResolver, RepositoryPullsResolver } from './pulls/pull-request.resolver.js';
 import { Review } from './pulls/review.entity.js';
+import { ReviewRequest } from './pulls/review-request.entity.js';
+import { PullConversationResolver } from './pulls/pull-conversation.resolver.js';
 import { Repository } from './repositories/repository.entity.js';
 import { CommitStatus } from './statuses/commit-status.entity.js';
 import { CommitStatusFieldsResolver, CommitStatusResolver, PullRequestStatusResolver } from './statuses/commit-status.resolver.js';
@@ -30,9 +37,13 @@ export const ENTITIES = [
   AccessToken,
   Repository,
   Collaborator,
+  Label,
+  ConversationLabel,
+  ConversationAssignee,
   Issue,
   PullRequest,
   Review,
+  ReviewRequest,
   BranchProtection,
   CommitStatus,
   DomainEvent,
@@ -48,10 +59,16 @@ export const RESOLVERS = [
   UserFieldsResolver,
   RepositoryResolver,
   CollaboratorResolver,
+  LabelResolver,
+  RepositoryLabelsResolver,
+  ConversationLabelsResolver,
+  AssigneeResolver,
   IssueResolver,
   RepositoryIssuesResolver,
+  IssueConversationResolver,
   PullRequestResolver,
   RepositoryPullsResolver,
+  PullConversationResolver,
   BranchProtectionResolver,
   RepositoryProtectionResolver,
   GitResolver,

@@ -4,7 +4,9 @@ import type { Accounts } from './auth/accounts.service.js';
 import type { TokenAuthenticator } from './auth/authenticate.js';
 import type { Collaborators } from './collaborators/collaborator.service.js';
 import type { Config } from './config.js';
+import type { Assignees } from './conversations/assignees/assignee.service.js';
 import type { FindConversation } from './conversations/conversation-target.js';
+import type { Labels } from './conversations/labels/label.service.js';
 import type { EventRecorder } from './events/event-recorder.js';
 import type { RepositoryBrowser } from './git/browse.service.js';
 import type { RefTransactions } from './git/refs/ref-transaction.js';
@@ -49,6 +51,10 @@ export interface Services {
   issues: Issues;
   /** The issue or pull request behind a number, for what both have (comments, labels, assignees). */
   findConversation: FindConversation;
+  /** A repository's labels, and the labels of its issues and pull requests. */
+  labels: Labels;
+  /** Who is assigned to issues and pull requests. */
+  assignees: Assignees;
   pulls: PullRequests;
   /** Branch rules: managed here, enforced where refs move (protection/branch-rules.ts). */
   protections: BranchProtections;

@@ -35,6 +35,10 @@ import { createApp, type Mount } from './http/app.js';
 import { Metrics } from './http/metrics.js';
 import { Issues } from './issues/issue.service.js';
 import type { FindConversation } from './conversations/conversation-target.js';
+import { Assignees } from './conversations/assignees/assignee.service.js';
+import { Labels } from './conversations/labels/label.service.js';
+import { issueConversations } from './issues/issue-conversation.js';
+import { pullConversations } from './pulls/pull-conversation.js';
 import { notFound } from './errors/domain-error.js';
 import { stopAutoMergeOnForeignPush } from './pulls/auto-merge.js';
 import { followRefs } from './pulls/follow-refs.js';
@@ -211,6 +215,9 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
     if (!target) throw notFound('issue');
     return target;
   };
+  // Labels and assignees reach the record and the events of an issue or a pull request through these.
+  const records = { issue: issueConversations(events), pull: pullConversations({ events, ...recordFacts }) };
+  const conversationDeps = { events, repositories, findConversation, records };
   const services: Services = {
     ...{ config, log, orm, git, refs, events, auth, webhookDelivery, mergeability },
     accounts: new Accounts(auth, config.baseUrl),
@@ -219,6 +226,8 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
     collaborators: new Collaborators({ events, repositories }),
     issues,
     findConversation,
+    labels: new Labels(conversationDeps),
+    assignees: new Assignees(conversationDeps),
     pulls,
     protections: new BranchProtections({ repositories }),
     statuses: new CommitStatuses({ events, repositories, git }),

@@ -12,6 +12,7 @@ const EVENT_TYPES = [
   'repository',
   'member',
   'issues',
+  'label',
   'status',
   'ping',
 ] as const;

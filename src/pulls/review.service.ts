@@ -12,6 +12,7 @@ import { pullRequestRecord, reviewPayload } from './pull-request.payload.js';
 import { findPullRequest } from './pull-request.reads.js';
 import { lockPullRequest } from './pull-request.writes.js';
 import { Review, ReviewEvent, STATE_OF_EVENT } from './review.entity.js';
+import { fulfilReviewRequest } from './review-requests.js';
 
 /** Reviews of a pull request, newest first. */
 export async function listReviews(em: EntityManager, pullRequestId: string, page: Page): Promise<Connection<Review>> {
@@ -57,6 +58,7 @@ export async function submitReview(deps: PullDeps, em: EntityManager, viewer: Pr
       user: reviewer,
       commitId: pr.headSha,
     });
+    await fulfilReviewRequest(tx, pr.id, reviewer.id);
     await events.record(tx, {
       type: 'pull_request_review',
       action: 'submitted',
