@@ -55,7 +55,7 @@ export function filterSql(filter: Partial<ConversationFilterArgs>, repositoryId:
   if (labels.length) {
     where.push(`a.number in (
       select cl.number from conversation_labels cl
-       where cl.label_id in (select id from labels where repository_id = ? and name_key in (select jsonb_array_elements_text(?::jsonb)))
+       where cl.label_id in (select id from labels where repository_id = ? and name_key in (select jsonb_array_elements_text(?::text::jsonb)))
        group by cl.number having count(*) = ?)`);
     params.push(repositoryId, JSON.stringify(labels), labels.length);
   }

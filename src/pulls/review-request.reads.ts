@@ -6,7 +6,7 @@ import { batchLoader, groupedBy } from '../graphql/batch-loader.js';
 /** The users whose review is requested on the pull requests `ids`, by login: ONE statement for all. */
 const REQUESTED_OF = `select r.pull_request_id, u.id, u.login
      from review_requests r join users u on u.id = r.user_id
-    where r.pull_request_id in (select jsonb_array_elements_text(?::jsonb))
+    where r.pull_request_id in (select jsonb_array_elements_text(?::text::jsonb))
     order by u.login_key`;
 
 type Row = ActorRef & { pull_request_id: string };

@@ -12,7 +12,7 @@ interface AssigneeRow {
 
 /** The assignees of the issues or pull requests `keys` (`[repositoryId, number]`), by login: ONE statement for all. */
 const ASSIGNEES_OF = `select k.repository_id, k.number, u.id, u.login
-     from jsonb_to_recordset(?::jsonb) as k(repository_id text, number int)
+     from jsonb_to_recordset(?::text::jsonb) as k(repository_id text, number int)
      join conversation_assignees a on a.repository_id = k.repository_id and a.number = k.number
      join users u on u.id = a.user_id
     order by u.login_key`;

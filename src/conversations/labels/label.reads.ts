@@ -29,7 +29,7 @@ const labelOf = (row: LabelRow): Label =>
 
 /** The labels of the issues or pull requests `keys` (`[repositoryId, number]`), by name: ONE statement for all. */
 const LABELS_OF = `select l.*, k.number
-     from jsonb_to_recordset(?::jsonb) as k(repository_id text, number int)
+     from jsonb_to_recordset(?::text::jsonb) as k(repository_id text, number int)
      join conversation_labels cl on cl.repository_id = k.repository_id and cl.number = k.number
      join labels l on l.id = cl.label_id
     order by l.name_key`;
