@@ -17,12 +17,6 @@ const ASSIGNEES_OF = `select k.repository_id, k.number, u.id, u.login
      join users u on u.id = a.user_id
     order by u.login_key`;
 
-/** The assignees of one issue or pull request, by login (read in `em`'s transaction when it has one). */
-export async function assigneesOn(em: EntityManager, repositoryId: string, number: number): Promise<ActorRef[]> {
-  const rows = await fastRead<AssigneeRow>(em, ASSIGNEES_OF, [JSON.stringify([{ repository_id: repositoryId, number }])]);
-  return rows.map(({ id, login }) => ({ id, login }));
-}
-
 /**
  * The assignees of an issue or pull request as a field of a listed item: those of a whole page
  * load together, in one statement (`scope`: the request's context).
