@@ -15,6 +15,7 @@ import { ROUTES } from './routes.js';
 import { ENVELOPE, type RestPage, type RestRoute, type RouteInput } from './route.js';
 
 import { COMMENT_ROUTES } from './comment-routes.js';
+import { LABEL_ROUTES } from './label-routes.js';
 import { PROTECTION_ROUTES } from './protection-routes.js';
 import { PULL_ROUTES } from './pull-routes.js';
 import { STATUS_ROUTES } from './status-routes.js';
@@ -29,6 +30,7 @@ export const ALL_ROUTES: RestRoute[] = [
   ...STATUS_ROUTES,
   ...PROTECTION_ROUTES,
   ...WEBHOOK_ROUTES,
+  ...LABEL_ROUTES,
 ];
 
 /**

@@ -12,7 +12,7 @@ import {
   UpdatePullRequestDocument,
 } from './generated/graphql.js';
 import { route, type RestRoute, type RouteInput } from './route.js';
-import { numberParam, PAGE_QUERY, pageParams } from './routes.js';
+import { FILTER_QUERY, filterParams, numberParam, PAGE_QUERY, pageParams } from './routes.js';
 
 /** A pull request's path parameters as the operations' variables. */
 const pull = ({ params }: RouteInput) => ({ id: params.id, number: numberParam(params.number) });
@@ -30,9 +30,9 @@ export const PULL_ROUTES: RestRoute[] = [
     method: 'get',
     path: '/repos/:id/pulls',
     document: ListPullRequestsDocument,
-    variables: ({ params, query }) => ({ id: params.id, state: query.state, ...pageParams(query) }),
+    variables: ({ params, query }) => ({ id: params.id, state: query.state, ...filterParams(query), ...pageParams(query) }),
     resultPath: ['repository', 'pull_requests'],
-    query: [{ name: 'state', description: 'Which pull requests: open (default), closed or all.' }, ...PAGE_QUERY],
+    query: [{ name: 'state', description: 'Which pull requests: open (default), closed or all.' }, ...FILTER_QUERY, ...PAGE_QUERY],
     kind: 'envelope',
   }),
   route({

@@ -44,6 +44,28 @@ export const PAGE_QUERY: readonly QueryParam[] = [
   { name: 'offset', description: 'How many items to skip.' },
 ];
 
+/** The filters and order of the lists of issues and pull requests, as the operations' variables. */
+export function filterParams(query: Record<string, FromClient | undefined>) {
+  const labels: unknown = query.labels;
+  return {
+    // `labels=a,b`: the names, split on commas (a name cannot hold one); anything else goes to GraphQL to judge.
+    labels: typeof labels === 'string' ? labels.split(',').filter((name) => name !== '') : query.labels,
+    assignee: query.assignee,
+    creator: query.creator,
+    sort: query.sort,
+    direction: query.direction,
+  };
+}
+
+/** The filter query parameters of the lists of issues and pull requests; `filterParams` reads them. */
+export const FILTER_QUERY: readonly QueryParam[] = [
+  { name: 'labels', description: 'Label names separated by commas: only those having all of them.' },
+  { name: 'assignee', description: 'A login: only those assigned to them; none: only those assigned to nobody.' },
+  { name: 'creator', description: 'A login: only those they opened.' },
+  { name: 'sort', description: 'created (default) or updated.' },
+  { name: 'direction', description: 'desc (default) or asc; ties are ordered by id.' },
+];
+
 export const ROUTES: RestRoute[] = [
   route({
     method: 'get',
@@ -96,9 +118,9 @@ export const ROUTES: RestRoute[] = [
     method: 'get',
     path: '/repos/:id/issues',
     document: ListIssuesDocument,
-    variables: ({ params, query }) => ({ id: params.id, state: query.state, ...pageParams(query) }),
+    variables: ({ params, query }) => ({ id: params.id, state: query.state, ...filterParams(query), ...pageParams(query) }),
     resultPath: ['repository', 'issues'],
-    query: [{ name: 'state', description: 'Which issues: open (default), closed or all.' }, ...PAGE_QUERY],
+    query: [{ name: 'state', description: 'Which issues: open (default), closed or all.' }, ...FILTER_QUERY, ...PAGE_QUERY],
     kind: 'envelope',
   }),
   route({

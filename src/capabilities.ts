@@ -8,6 +8,10 @@ import { IssueComment } from './conversations/comments/comment.entity.js';
 import { CommentResolver, RepositoryCommentsResolver } from './conversations/comments/comment.resolver.js';
 import { IssueCommentsResolver } from './issues/issue-comments.resolver.js';
 import { PullRequestCommentsResolver } from './pulls/pull-comments.resolver.js';
+import { ConversationAssignee } from './conversations/assignees/assignee.entity.js';
+import { AssigneeResolver } from './conversations/assignees/assignee.resolver.js';
+import { ConversationLabel, Label } from './conversations/labels/label.entity.js';
+import { ConversationLabelsResolver, LabelResolver, RepositoryLabelsResolver } from './conversations/labels/label.resolver.js';
 import { DomainEvent } from './events/domain-event.entity.js';
 import { GitResolver } from './git/git.resolver.js';
 import { PushJournal } from './git/refs/push-journal.entity.js';
@@ -19,9 +23,12 @@ import { IssueResolver, RepositoryIssuesResolver } from './issues/issue.resolver
 import { IssueTimelineResolver } from './issues/issue-timeline.resolver.js';
 import { TimelineCommentResolver } from './conversations/timeline/timeline-comment.resolver.js';
 import { PullRequestTimelineResolver, TimelineReviewResolver } from './pulls/pull-timeline.resolver.js';
+import { IssueConversationResolver } from './issues/issue-conversation.resolver.js';
 import { PullRequest } from './pulls/pull-request.entity.js';
 import { PullRequestResolver, RepositoryPullsResolver } from './pulls/pull-request.resolver.js';
 import { Review } from './pulls/review.entity.js';
+import { ReviewRequest } from './pulls/review-request.entity.js';
+import { PullConversationResolver } from './pulls/pull-conversation.resolver.js';
 import { Repository } from './repositories/repository.entity.js';
 import { CommitStatus } from './statuses/commit-status.entity.js';
 import { CommitStatusFieldsResolver, CommitStatusResolver, PullRequestStatusResolver } from './statuses/commit-status.resolver.js';
@@ -37,9 +44,13 @@ export const ENTITIES = [
   AccessToken,
   Repository,
   Collaborator,
+  Label,
+  ConversationLabel,
+  ConversationAssignee,
   Issue,
   PullRequest,
   Review,
+  ReviewRequest,
   BranchProtection,
   CommitStatus,
   IssueComment,
@@ -56,6 +67,10 @@ export const RESOLVERS = [
   UserFieldsResolver,
   RepositoryResolver,
   CollaboratorResolver,
+  LabelResolver,
+  RepositoryLabelsResolver,
+  ConversationLabelsResolver,
+  AssigneeResolver,
   IssueResolver,
   RepositoryIssuesResolver,
   IssueTimelineResolver,
@@ -64,6 +79,10 @@ export const RESOLVERS = [
   RepositoryPullsResolver,
   PullRequestTimelineResolver,
   TimelineReviewResolver,
+  IssueConversationResolver,
+  PullRequestResolver,
+  RepositoryPullsResolver,
+  PullConversationResolver,
   BranchProtectionResolver,
   RepositoryProtectionResolver,
   GitResolver,

@@ -5,7 +5,9 @@ import type { TokenAuthenticator } from './auth/authenticate.js';
 import type { Collaborators } from './collaborators/collaborator.service.js';
 import type { Config } from './config.js';
 import type { Comments } from './conversations/comments/comments.service.js';
+import type { Assignees } from './conversations/assignees/assignee.service.js';
 import type { FindConversation } from './conversations/conversation-target.js';
+import type { Labels } from './conversations/labels/label.service.js';
 import type { EventRecorder } from './events/event-recorder.js';
 import type { RepositoryBrowser } from './git/browse.service.js';
 import type { RefTransactions } from './git/refs/ref-transaction.js';
@@ -52,6 +54,10 @@ export interface Services {
   findConversation: FindConversation;
   /** Comments on issues and pull requests. */
   comments: Comments;
+  /** A repository's labels, and the labels of its issues and pull requests. */
+  labels: Labels;
+  /** Who is assigned to issues and pull requests. */
+  assignees: Assignees;
   pulls: PullRequests;
   /** Branch rules: managed here, enforced where refs move (protection/branch-rules.ts). */
   protections: BranchProtections;

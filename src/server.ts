@@ -40,6 +40,10 @@ import type { DescribeSubject } from './conversations/comments/comment-subject.j
 import { Comments } from './conversations/comments/comments.service.js';
 import { issueSubject } from './issues/issue-subject.js';
 import { pullSubject } from './pulls/pull-subject.js';
+import { Assignees } from './conversations/assignees/assignee.service.js';
+import { Labels } from './conversations/labels/label.service.js';
+import { issueConversations } from './issues/issue-conversation.js';
+import { pullConversations } from './pulls/pull-conversation.js';
 import { notFound } from './errors/domain-error.js';
 import { stopAutoMergeOnForeignPush } from './pulls/auto-merge.js';
 import { followRefs } from './pulls/follow-refs.js';
@@ -224,6 +228,9 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
     if (!subject) throw notFound('issue');
     return subject;
   };
+  // Labels and assignees reach the record and the events of an issue or a pull request through these.
+  const records = { issue: issueConversations(events), pull: pullConversations({ events, ...recordFacts }) };
+  const conversationDeps = { events, repositories, findConversation, records };
   const services: Services = {
     ...{ config, log, orm, git, refs, events, auth, webhookDelivery, mergeability },
     accounts: new Accounts(auth, config.baseUrl),
@@ -233,6 +240,8 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
     issues,
     findConversation,
     comments: new Comments({ events, repositories, findConversation, describeSubject }),
+    labels: new Labels(conversationDeps),
+    assignees: new Assignees(conversationDeps),
     pulls,
     protections: new BranchProtections({ repositories }),
     statuses: new CommitStatuses({ events, repositories, git }),

@@ -32,6 +32,8 @@ describe('issues', () => {
       state_reason: null,
       user: { id: reporter.userId, login: 'issues-reporter' },
       comments: 0,
+      labels: [],
+      assignees: [],
       created_at: expect.any(String),
       updated_at: expect.any(String),
       closed_at: null,

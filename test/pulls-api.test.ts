@@ -109,6 +109,9 @@ describe.each([
       updated_at: ISO,
       closed_at: null,
       auto_merge: null, // until someone enables it
+      labels: [],
+      assignees: [],
+      requested_reviewers: [],
       repository_id: repo.id,
     });
 

@@ -13,6 +13,7 @@ const EVENT_TYPES = [
   'member',
   'issues',
   'issue_comment',
+  'label',
   'status',
   'ping',
 ] as const;

@@ -1,9 +1,15 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { conversationParts, NO_PARTS, type ConversationParts } from '../conversations/conversation-parts.js';
+import type { LabelPayload } from '../conversations/labels/label.payload.js';
 import type { Changes } from '../events/event-map.js';
-import { actorRef, iso } from '../events/payloads.js';
+import { actorRef, iso, type ActorRef } from '../events/payloads.js';
 import type { Issue } from './issue.entity.js';
 
-/** An issue as it appears in webhook payloads (the REST facade yields the same shape). */
-export function issuePayload(issue: Issue) {
+/**
+ * An issue as it appears in webhook payloads (the REST facade yields the same shape), with its
+ * labels and assignees (`parts`; none for a new issue).
+ */
+export function issuePayload(issue: Issue, parts: ConversationParts = NO_PARTS) {
   return {
     id: issue.id,
     number: issue.number,
@@ -17,7 +23,14 @@ export function issuePayload(issue: Issue) {
     updated_at: iso(issue.updatedAt),
     closed_at: iso(issue.closedAt),
     repository_id: issue.repository.id,
+    labels: parts.labels,
+    assignees: parts.assignees,
   };
+}
+
+/** The issue's record for an event recorded in `tx`: its labels and assignees read there. */
+export async function issueRecord(tx: EntityManager, issue: Issue) {
+  return issuePayload(issue, await conversationParts(tx, issue.repository.id, issue.number));
 }
 
 type IssueRecord = ReturnType<typeof issuePayload>;
@@ -30,6 +43,10 @@ declare module '../events/event-map.js' {
       updated: { issue: IssueRecord; changes: Changes };
       closed: { issue: IssueRecord };
       reopened: { issue: IssueRecord };
+      labeled: { issue: IssueRecord; label: LabelPayload };
+      unlabeled: { issue: IssueRecord; label: LabelPayload };
+      assigned: { issue: IssueRecord; assignee: ActorRef };
+      unassigned: { issue: IssueRecord; assignee: ActorRef };
     };
   }
 }

@@ -1,4 +1,5 @@
 import { Arg, Args, Ctx, FieldResolver, Int, Mutation, Resolver, Root, UseMiddleware } from 'type-graphql';
+import { ConversationFilterArgs } from '../conversations/conversation-filter.js';
 import { CreatesContent } from '../ratelimit/creates-content.js';
 import type { ResolverContext } from '../graphql/context.js';
 import { ConnectionType, PageArgs, resolvePage } from '../graphql/pagination.js';
@@ -28,14 +29,15 @@ export class IssueResolver {
 /** Issues as fields of a repository (read permission was checked by the query that returned it). */
 @Resolver(() => Repository)
 export class RepositoryIssuesResolver {
-  @FieldResolver(() => IssueConnection, { description: 'Newest first.' })
+  @FieldResolver(() => IssueConnection, { description: 'Newest first unless `sort` and `direction` say otherwise.' })
   issues(
     @Root() repo: Repository,
     @Args(() => PageArgs) page: PageArgs,
     @Arg('state', () => IssueStateFilter, { defaultValue: IssueStateFilter.OPEN }) state: IssueStateFilter,
+    @Args(() => ConversationFilterArgs) filter: ConversationFilterArgs,
     @Ctx() ctx: Context,
   ) {
-    return ctx.services.issues.list(ctx.em, repo, state, resolvePage(page));
+    return ctx.services.issues.list(ctx.em, repo, state, filter, resolvePage(page));
   }
 
   @FieldResolver(() => Issue, { nullable: true, description: 'NOT_FOUND when there is no such issue.' })

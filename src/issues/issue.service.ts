@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { mayChangeAuthored, Permission, requireScope } from '../auth/permissions.js';
 import { User } from '../auth/user.entity.js';
 import { lockForUpdate } from '../db/lock-row.js';
+import { filterSql, type ConversationFilterArgs } from '../conversations/conversation-filter.js';
 import type { ConversationTarget } from '../conversations/conversation-target.js';
 import { DomainError, invalid, notFound, Problems } from '../errors/domain-error.js';
 import type { EventRecorder } from '../events/event-recorder.js';
@@ -13,21 +14,45 @@ import type { Repository } from '../repositories/repository.entity.js';
 import type { Repositories } from '../repositories/repository.service.js';
 import { Issue, IssueState, IssueStateReason } from './issue.entity.js';
 import { IssueStateFilter, type CreateIssueInput, type UpdateIssueInput } from './issue.inputs.js';
-import { issuePayload } from './issue.payload.js';
+import { issuePayload, issueRecord } from './issue.payload.js';
 
 /** The issues use cases, callable by any transport with the request's entity manager and the acting user. */
 export class Issues {
   constructor(private readonly deps: { events: EventRecorder; repositories: Repositories }) {}
 
-  async list(em: EntityManager, repo: Repository, state: IssueStateFilter, page: Page): Promise<Connection<Issue>> {
-    const where = state === IssueStateFilter.ALL ? { repository: repo } : { repository: repo, state: state as string as IssueState };
-    const [issues, total] = await em.findAndCount(Issue, where, {
-      populate: ['user'],
-      orderBy: { createdAt: 'desc', id: 'desc' },
-      limit: page.limit,
-      offset: page.offset,
-    });
-    return connection(issues, total, page);
+  /**
+   * A page of a repository's issues, filtered and ordered (newest first by default): the page's ids
+   * and the total in one statement each (conversation-filter.ts), then the issues with their authors.
+   */
+  async list(
+    em: EntityManager,
+    repo: Repository,
+    state: IssueStateFilter,
+    filter: Partial<ConversationFilterArgs>,
+    page: Page,
+  ): Promise<Connection<Issue>> {
+    const { where, params, order } = filterSql(filter, repo.id);
+    const stateSql = state === IssueStateFilter.ALL ? '' : ' and a.state = ?';
+    const head = state === IssueStateFilter.ALL ? [repo.id] : [repo.id, state];
+    const from = `from issues a where a.repository_id = ?${stateSql}${where}`;
+    const [counted, ids] = await Promise.all([
+      em.execute<Array<{ total: number }>>(`select count(*)::int as total ${from}`, [...head, ...params]),
+      page.limit === 0
+        ? Promise.resolve([])
+        : em.execute<Array<{ id: string }>>(`select a.id ${from} order by ${order('a')} limit ? offset ?`, [
+            ...head,
+            ...params,
+            page.limit,
+            page.offset,
+          ]),
+    ]);
+    const found = ids.length ? await em.find(Issue, { id: { $in: ids.map((row) => row.id) } }, { populate: ['user'] }) : [];
+    const byId = new Map(found.map((issue) => [issue.id, issue]));
+    return connection(
+      ids.map((row) => byId.get(row.id)).filter((issue): issue is Issue => issue !== undefined),
+      counted[0]!.total,
+      page,
+    );
   }
 
   async find(em: EntityManager, repo: Repository, number: number): Promise<Issue> {
@@ -125,11 +150,17 @@ export class Issues {
           action: 'updated',
           repository: repo,
           actor,
-          fields: { issue: issuePayload(issue), changes },
+          fields: { issue: await issueRecord(tx, issue), changes },
         });
       }
       if (transition) {
-        await events.record(tx, { type: 'issues', action: transition, repository: repo, actor, fields: { issue: issuePayload(issue) } });
+        await events.record(tx, {
+          type: 'issues',
+          action: transition,
+          repository: repo,
+          actor,
+          fields: { issue: await issueRecord(tx, issue) },
+        });
         await countOpen(tx, repo.id, 'open_issues', transition === 'closed' ? -1 : 1); // last: it locks the counters that creation takes too
       }
       return issue;

@@ -1,15 +1,18 @@
+import { conversationParts, type ConversationParts } from '../conversations/conversation-parts.js';
+import type { LabelPayload } from '../conversations/labels/label.payload.js';
 import type { Changes } from '../events/event-map.js';
-import { actorRef, iso } from '../events/payloads.js';
+import { actorRef, iso, type ActorRef } from '../events/payloads.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { PullRecordFacts } from './pull-request.ports.js';
 import { pullRequestView, type PullRequestFacts, type PullRequestView } from './pull-request.view.js';
 import type { Review } from './review.entity.js';
+import { requestedReviewersOf } from './review-request.reads.js';
 
 /**
  * A pull request as it appears in webhook payloads: its view (the one GraphQL and the REST
  * facade serve) in the REST spelling.
  */
-function pullRequestPayload(view: PullRequestView, status: string) {
+function pullRequestPayload(view: PullRequestView, status: string, parts: PullRequestParts) {
   return {
     id: view.id,
     number: view.number,
@@ -34,8 +37,14 @@ function pullRequestPayload(view: PullRequestView, status: string) {
     closed_at: iso(view.closedAt),
     auto_merge: view.autoMerge ? { enabled_by: view.autoMerge.enabledBy, method: view.autoMerge.method } : null,
     repository_id: view.repositoryId,
+    labels: parts.labels,
+    assignees: parts.assignees,
+    requested_reviewers: parts.requestedReviewers,
   };
 }
+
+/** What a pull request's record carries of its conversation and review requests. */
+type PullRequestParts = ConversationParts & { requestedReviewers: ActorRef[] };
 
 /**
  * The record of a pull request for an event recorded in `tx`, as the API answers it at that point:
@@ -44,11 +53,13 @@ function pullRequestPayload(view: PullRequestView, status: string) {
  */
 export async function pullRequestRecord(facts: PullRecordFacts, tx: EntityManager, pr: PullRequestFacts) {
   const view = pullRequestView(pr);
-  const [statuses] = await Promise.all([
+  const [statuses, , parts, requestedReviewers] = await Promise.all([
     facts.headStatuses(tx, pr.repositoryId, [pr.headSha]),
     facts.requirements.refine(tx, pr.repositoryId, [view]),
+    conversationParts(tx, pr.repositoryId, pr.number),
+    requestedReviewersOf(tx, pr.id),
   ]);
-  return pullRequestPayload(view, statuses.get(pr.headSha) ?? 'pending');
+  return pullRequestPayload(view, statuses.get(pr.headSha) ?? 'pending', { ...parts, requestedReviewers });
 }
 
 /** The review record. */
@@ -84,6 +95,12 @@ declare module '../events/event-map.js' {
       auto_merge_enabled: PullRequestFields;
       /** `reason`: why it stopped (asked, or a push by someone who cannot write). */
       auto_merge_disabled: PullRequestFields & { reason: string };
+      labeled: PullRequestFields & { label: LabelPayload };
+      unlabeled: PullRequestFields & { label: LabelPayload };
+      assigned: PullRequestFields & { assignee: ActorRef };
+      unassigned: PullRequestFields & { assignee: ActorRef };
+      review_requested: PullRequestFields & { requested_reviewer: ActorRef };
+      review_request_removed: PullRequestFields & { requested_reviewer: ActorRef };
     };
     /** `pull_request_review`: `dismissed` when a push to the head dismissed an approval (branch protection). */
     pull_request_review: {

@@ -7,6 +7,7 @@ import type { Principal } from '../principal.js';
 import { limited } from '../git/concurrency.js';
 import { GitCommandError } from '../git/run-git.js';
 import type { GitStorage } from '../git/storage.js';
+import { filterSql, type ConversationFilterArgs } from '../conversations/conversation-filter.js';
 import { listPullCommits, listPullFiles } from './pull-request.git.js';
 import { PullRequestStateFilter } from './pull-request.inputs.js';
 import { PullRequest, PullRequestState } from './pull-request.entity.js';
@@ -107,27 +108,31 @@ async function readViews(em: EntityManager, ids: string, params: unknown[], orde
 }
 
 /**
- * A page of a repository's pull requests, newest first. A list is only read, so it is not hydrated
- * into entities: one statement for the page (its ids chosen first, so a deep offset walks the index
- * only, not the joins), one for the total.
+ * A page of a repository's pull requests, filtered and ordered (newest first by default,
+ * conversation-filter.ts). A list is only read, so it is not hydrated into entities: one statement
+ * for the page (its ids chosen first, so a deep offset walks the index only, not the joins), one
+ * for the total.
  */
 export async function listPullRequests(
   em: EntityManager,
   repo: Repository,
   state: PullRequestStateFilter,
+  filter: Partial<ConversationFilterArgs>,
   page: Page,
 ): Promise<Connection<PullRequestView>> {
-  const filter = state === PullRequestStateFilter.ALL ? '' : ' and state = ?';
-  const params = state === PullRequestStateFilter.ALL ? [repo.id] : [repo.id, state];
+  const { where, params: filterParams, order, column } = filterSql(filter, repo.id);
+  const stateSql = state === PullRequestStateFilter.ALL ? '' : ' and a.state = ?';
+  const params = [...(state === PullRequestStateFilter.ALL ? [repo.id] : [repo.id, state]), ...filterParams];
+  const from = `from pull_requests a where a.repository_id = ?${stateSql}${where}`;
   const [counted, views] = await Promise.all([
-    fastRead<{ total: number }>(em, `select count(*)::int as total from pull_requests where repository_id = ?${filter}`, params),
+    fastRead<{ total: number }>(em, `select count(*)::int as total ${from}`, params),
     page.limit === 0
       ? Promise.resolve([])
       : readViews(
           em,
-          `select id, created_at from pull_requests where repository_id = ?${filter} order by created_at desc, id desc limit ? offset ?`,
+          `select a.id, a.${column} ${from} order by ${order('a')} limit ? offset ?`,
           [...params, page.limit, page.offset],
-          'wanted.created_at desc, wanted.id desc',
+          order('wanted'),
         ),
   ]);
   return connection(views, counted[0]!.total, page);

@@ -1,4 +1,5 @@
 import { Arg, Args, Ctx, Extensions, FieldResolver, Int, Mutation, Resolver, Root, UseMiddleware } from 'type-graphql';
+import { ConversationFilterArgs } from '../conversations/conversation-filter.js';
 import { CreatesContent } from '../ratelimit/creates-content.js';
 import type { ResolverContext } from '../graphql/context.js';
 import { CommitConnection } from '../git/git.types.js';
@@ -96,14 +97,15 @@ export class PullRequestResolver {
 /** Pull requests as fields of a repository (read permission was checked by the query that returned it). */
 @Resolver(() => Repository)
 export class RepositoryPullsResolver {
-  @FieldResolver(() => PullRequestConnection, { description: 'Newest first.' })
+  @FieldResolver(() => PullRequestConnection, { description: 'Newest first unless `sort` and `direction` say otherwise.' })
   pullRequests(
     @Root() repo: Repository,
     @Args(() => PageArgs) page: PageArgs,
     @Arg('state', () => PullRequestStateFilter, { defaultValue: PullRequestStateFilter.OPEN }) state: PullRequestStateFilter,
+    @Args(() => ConversationFilterArgs) filter: ConversationFilterArgs,
     @Ctx() ctx: Context,
   ) {
-    return ctx.services.pulls.list(ctx.em, repo, state, resolvePage(page));
+    return ctx.services.pulls.list(ctx.em, repo, state, filter, resolvePage(page));
   }
 
   @FieldResolver(() => PullRequestView, { nullable: true, description: 'NOT_FOUND when there is no such pull request.' })

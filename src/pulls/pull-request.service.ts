@@ -1,4 +1,5 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { ConversationFilterArgs } from '../conversations/conversation-filter.js';
 import type { ConversationTarget } from '../conversations/conversation-target.js';
 import { disableAutoMerge, enableAutoMerge } from './auto-merge.js';
 import { AutoMerger } from './auto-merger.js';
@@ -19,6 +20,8 @@ import { listPullRequests, pullRequestCommits, pullRequestFiles, readPullRequest
 import { createPullRequest, updatePullRequest } from './pull-request.writes.js';
 import { pullRequestView, type PullRequestView } from './pull-request.view.js';
 import { reviewPages, submitReview } from './review.service.js';
+import type { ReviewRequestsInput } from './review-request.inputs.js';
+import { removeReviewRequests, requestReviewers } from './review-requests.js';
 
 /**
  * The pull request use cases with their collaborators bound, as transports
@@ -36,8 +39,8 @@ export class PullRequests {
     this.autoMerger = new AutoMerger(orm, deps);
   }
 
-  async list(em: EntityManager, repo: Repository, state: PullRequestStateFilter, page: Page) {
-    const listed = await listPullRequests(em, repo, state, page);
+  async list(em: EntityManager, repo: Repository, state: PullRequestStateFilter, filter: Partial<ConversationFilterArgs>, page: Page) {
+    const listed = await listPullRequests(em, repo, state, filter, page);
     await this.deps.requirements.refine(em, repo.id, listed.nodes);
     return listed;
   }
@@ -98,5 +101,13 @@ export class PullRequests {
 
   review(em: EntityManager, viewer: Principal, input: SubmitReviewInput) {
     return submitReview(this.deps, em, viewer, input);
+  }
+
+  async requestReviewers(em: EntityManager, viewer: Principal, input: ReviewRequestsInput) {
+    return this.read(em, await requestReviewers(this.deps, em, viewer, input), input.number);
+  }
+
+  async removeReviewRequests(em: EntityManager, viewer: Principal, input: ReviewRequestsInput) {
+    return this.read(em, await removeReviewRequests(this.deps, em, viewer, input), input.number);
   }
 }

@@ -13,6 +13,7 @@ import { pullRequestRecord, reviewPayload } from './pull-request.payload.js';
 import { findPullRequest } from './pull-request.reads.js';
 import { lockPullRequest } from './pull-request.writes.js';
 import { Review, ReviewEvent, STATE_OF_EVENT } from './review.entity.js';
+import { fulfilReviewRequest } from './review-requests.js';
 
 /** The reviews of pull requests, a page of each, newest first: one statement for the pages, one for their users. */
 export async function reviewPages(em: EntityManager, pullRequestIds: readonly string[], page: Page): Promise<Array<Connection<Review>>> {
@@ -58,6 +59,7 @@ export async function submitReview(deps: PullDeps, em: EntityManager, viewer: Pr
       user: reviewer,
       commitId: pr.headSha,
     });
+    await fulfilReviewRequest(tx, pr.id, reviewer.id);
     await events.record(tx, {
       type: 'pull_request_review',
       action: 'submitted',

@@ -1,0 +1,137 @@
+import {
+  AddAssigneesDocument,
+  AddLabelsDocument,
+  CreateLabelDocument,
+  DeleteLabelDocument,
+  GetLabelDocument,
+  ListConversationLabelsDocument,
+  ListLabelsDocument,
+  RemoveAssigneesDocument,
+  RemoveLabelDocument,
+  RemoveReviewRequestsDocument,
+  RequestReviewersDocument,
+  SetLabelsDocument,
+  UpdateLabelDocument,
+} from './generated/graphql.js';
+import { route, type RestRoute, type RouteInput } from './route.js';
+import { numberParam } from './routes.js';
+
+/** A body for a mutation on one issue or pull request: the path names it, whatever the body says. */
+const numbered = (input: RouteInput) => ({
+  input: { ...input.body, repository_id: input.params.id, number: numberParam(input.params.number) },
+});
+const NUMBERED_BODY = { input: 'input', fromPath: ['repository_id', 'number'] } as const;
+
+/** Labels, assignees and review requests, as GitHub has them. */
+export const LABEL_ROUTES: RestRoute[] = [
+  route({
+    method: 'get',
+    path: '/repos/:id/labels',
+    document: ListLabelsDocument,
+    variables: ({ params }) => ({ id: params.id }),
+    resultPath: ['repository', 'labels'],
+    kind: 'array',
+  }),
+  route({
+    method: 'post',
+    path: '/repos/:id/labels',
+    document: CreateLabelDocument,
+    variables: ({ params, body }) => ({ input: { ...body, repository_id: params.id } }),
+    resultPath: ['create_label'],
+    status: 201,
+    body: { input: 'input', fromPath: ['repository_id'] },
+  }),
+  route({
+    method: 'get',
+    path: '/repos/:id/labels/:name',
+    document: GetLabelDocument,
+    variables: ({ params }) => ({ id: params.id, name: params.name }),
+    resultPath: ['repository', 'label'],
+  }),
+  route({
+    method: 'patch',
+    path: '/repos/:id/labels/:name',
+    document: UpdateLabelDocument,
+    variables: ({ params, body }) => ({ input: { ...body, repository_id: params.id, current_name: params.name } }),
+    resultPath: ['update_label'],
+    body: { input: 'input', fromPath: ['repository_id', 'current_name'] },
+  }),
+  route({
+    method: 'delete',
+    path: '/repos/:id/labels/:name',
+    document: DeleteLabelDocument,
+    variables: ({ params }) => ({ id: params.id, name: params.name }),
+    resultPath: ['delete_label'],
+    kind: 'empty',
+  }),
+  route({
+    method: 'get',
+    path: '/repos/:id/issues/:number/labels',
+    document: ListConversationLabelsDocument,
+    variables: ({ params }) => ({ id: params.id, number: numberParam(params.number) }),
+    resultPath: ['repository', 'conversation_labels'],
+    kind: 'array',
+  }),
+  route({
+    method: 'post',
+    path: '/repos/:id/issues/:number/labels',
+    document: AddLabelsDocument,
+    variables: numbered,
+    resultPath: ['add_labels'],
+    body: NUMBERED_BODY,
+    kind: 'array',
+  }),
+  route({
+    method: 'put',
+    path: '/repos/:id/issues/:number/labels',
+    document: SetLabelsDocument,
+    variables: numbered,
+    resultPath: ['set_labels'],
+    body: NUMBERED_BODY,
+    kind: 'array',
+  }),
+  route({
+    method: 'delete',
+    path: '/repos/:id/issues/:number/labels/:name',
+    document: RemoveLabelDocument,
+    variables: ({ params }) => ({ id: params.id, number: numberParam(params.number), name: params.name }),
+    resultPath: ['remove_label'],
+    kind: 'empty',
+  }),
+  route({
+    method: 'post',
+    path: '/repos/:id/issues/:number/assignees',
+    document: AddAssigneesDocument,
+    variables: numbered,
+    resultPath: ['add_assignees'],
+    status: 201,
+    body: NUMBERED_BODY,
+  }),
+  route({
+    method: 'delete',
+    path: '/repos/:id/issues/:number/assignees',
+    document: RemoveAssigneesDocument,
+    variables: numbered,
+    resultPath: ['remove_assignees'],
+    body: NUMBERED_BODY,
+    kind: 'empty',
+  }),
+  route({
+    method: 'post',
+    path: '/repos/:id/pulls/:number/requested_reviewers',
+    document: RequestReviewersDocument,
+    variables: numbered,
+    resultPath: ['request_reviewers'],
+    status: 201,
+    body: NUMBERED_BODY,
+  }),
+  route({
+    method: 'delete',
+    path: '/repos/:id/pulls/:number/requested_reviewers',
+    document: RemoveReviewRequestsDocument,
+    variables: numbered,
+    resultPath: ['remove_review_requests'],
+    body: NUMBERED_BODY,
+    kind: 'empty',
+  }),
+];
