@@ -16,12 +16,20 @@ import { ENVELOPE, type RestPage, type RestRoute, type RouteInput } from './rout
 
 import { PROTECTION_ROUTES } from './protection-routes.js';
 import { PULL_ROUTES } from './pull-routes.js';
+import { REVIEW_COMMENT_ROUTES } from './review-comment-routes.js';
 import { STATUS_ROUTES } from './status-routes.js';
 import { WEBHOOK_ROUTES } from './webhook-routes.js';
 import { openApiDocument, stableJson } from './openapi/document.js';
 
 /** Every REST endpoint. */
-export const ALL_ROUTES: RestRoute[] = [...ROUTES, ...PULL_ROUTES, ...STATUS_ROUTES, ...PROTECTION_ROUTES, ...WEBHOOK_ROUTES];
+export const ALL_ROUTES: RestRoute[] = [
+  ...ROUTES,
+  ...PULL_ROUTES,
+  ...REVIEW_COMMENT_ROUTES,
+  ...STATUS_ROUTES,
+  ...PROTECTION_ROUTES,
+  ...WEBHOOK_ROUTES,
+];
 
 /**
  * The REST facade as a surface of the core: its OpenAPI document at `/openapi.json` (public, like the

@@ -15,6 +15,14 @@ import { IssueResolver, RepositoryIssuesResolver } from './issues/issue.resolver
 import { PullRequest } from './pulls/pull-request.entity.js';
 import { PullRequestResolver, RepositoryPullsResolver } from './pulls/pull-request.resolver.js';
 import { Review } from './pulls/review.entity.js';
+import { ReviewComment, ReviewThread } from './pulls/line-comments/review-comment.entity.js';
+import {
+  PullRequestReviewCommentsResolver,
+  RepositoryReviewCommentResolver,
+  ReviewCommentResolver,
+  ReviewCommentsOfReviewResolver,
+  ReviewThreadResolver,
+} from './pulls/line-comments/review-comment.resolver.js';
 import { Repository } from './repositories/repository.entity.js';
 import { CommitStatus } from './statuses/commit-status.entity.js';
 import { CommitStatusFieldsResolver, CommitStatusResolver, PullRequestStatusResolver } from './statuses/commit-status.resolver.js';
@@ -33,6 +41,8 @@ export const ENTITIES = [
   Issue,
   PullRequest,
   Review,
+  ReviewThread,
+  ReviewComment,
   BranchProtection,
   CommitStatus,
   DomainEvent,
@@ -52,6 +62,11 @@ export const RESOLVERS = [
   RepositoryIssuesResolver,
   PullRequestResolver,
   RepositoryPullsResolver,
+  ReviewCommentResolver,
+  ReviewThreadResolver,
+  PullRequestReviewCommentsResolver,
+  ReviewCommentsOfReviewResolver,
+  RepositoryReviewCommentResolver,
   BranchProtectionResolver,
   RepositoryProtectionResolver,
   GitResolver,

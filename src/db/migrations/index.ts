@@ -18,6 +18,7 @@ import { Migration20261126160000_BranchProtections } from './Migration2026112616
 import { Migration20261127100000_CommitStatuses } from './Migration20261127100000_CommitStatuses.js';
 import { Migration20261127105000_PullRefs } from './Migration20261127105000_PullRefs.js';
 import { Migration20261127110000_AutoMerge } from './Migration20261127110000_AutoMerge.js';
+import { Migration20261128110000_ReviewComments } from './Migration20261128110000_ReviewComments.js';
 
 /** Migrations in the order they apply; `npm run migration:create -- <Name>` writes new ones to add here. */
 export const MIGRATIONS = [
@@ -41,4 +42,5 @@ export const MIGRATIONS = [
   Migration20261127100000_CommitStatuses,
   Migration20261127105000_PullRefs,
   Migration20261127110000_AutoMerge,
+  Migration20261128110000_ReviewComments,
 ];
