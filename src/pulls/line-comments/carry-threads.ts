@@ -52,8 +52,8 @@ export function carryThreads(git: GitStorage, log: Logger): RefListener {
       `select t.id, t.pull_request_id, p.head_ref, p.base_ref, p.base_sha, t.path, t.side, t.start_side, t.line,
               t.hunk_digest, t.hunk_index, t.hunk_start_index, t.commit_id
          from pull_requests p join review_threads t on t.pull_request_id = p.id
-        where p.repository_id = ? and p.state = 'open' and p.head_ref = any(?) and not t.outdated`,
-      [change.repository.id, heads],
+        where p.repository_id = ? and p.state = 'open' and p.head_ref = any(array(select jsonb_array_elements_text(cast(? as text)::jsonb))) and not t.outdated`,
+      [change.repository.id, JSON.stringify(heads)],
     );
     if (!rows.length) return;
     const dir = git.pathFor(change.repository.id);

@@ -127,16 +127,6 @@ export async function readThread(em: EntityManager, id: string): Promise<ReviewT
   return row ? threadOf(row) : null;
 }
 
-/** The comments of the given ids (a review's, just written), oldest first. */
-export async function readComments(em: EntityManager, ids: string[]): Promise<ReviewCommentView[]> {
-  if (!ids.length) return [];
-  const rows = await em.execute<CommentRow[]>(
-    `select ${COMMENT_COLUMNS} from ${COMMENT_FROM} where c.id = any(?) order by c.created_at, c.id`,
-    [ids],
-  );
-  return rows.map(commentOf);
-}
-
 /** The parents whose children a page lists: comments by pull request, thread or review; threads by pull request. */
 export type CommentParent = 'pull_request_id' | 'thread_id' | 'review_id';
 
@@ -160,10 +150,10 @@ async function pagesOf<R extends { parent: string; total: string | number }, V>(
        select ${select}, ${parentColumn} as parent,
               row_number() over (partition by ${parentColumn} order by ${order}) as rn,
               count(*) over (partition by ${parentColumn}) as total
-         from ${from} where ${parentColumn} = any(?)) x
+         from ${from} where ${parentColumn} = any(array(select jsonb_array_elements_text(cast(? as text)::jsonb)))) x
       where x.rn > ? and x.rn <= ?
       order by x.parent, x.rn`,
-    [parents, page.offset, page.offset + page.limit],
+    [JSON.stringify(parents), page.offset, page.offset + page.limit],
   );
   const byParent = new Map<string, { nodes: V[]; total: number }>();
   for (const row of rows) {
@@ -176,8 +166,8 @@ async function pagesOf<R extends { parent: string; total: string | number }, V>(
   if (missing.length && (page.offset > 0 || page.limit === 0)) {
     const counted = await fastRead<{ parent: string; total: number }>(
       em,
-      `select ${parentColumn} as parent, count(*)::int as total from ${from} where ${parentColumn} = any(?) group by ${parentColumn}`,
-      [missing],
+      `select ${parentColumn} as parent, count(*)::int as total from ${from} where ${parentColumn} = any(array(select jsonb_array_elements_text(cast(? as text)::jsonb))) group by ${parentColumn}`,
+      [JSON.stringify(missing)],
     );
     for (const row of counted) byParent.set(row.parent, { nodes: [], total: row.total });
   }
