@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 export type DiffSide = 'LEFT' | 'RIGHT';
 
 /** One line of a hunk: its kind, and its number in the old and the new file (null on the side it is not in). */
-export interface HunkLine {
+interface HunkLine {
   kind: ' ' | '+' | '-';
   oldLine: number | null;
   newLine: number | null;
@@ -86,7 +86,7 @@ export function parseHunks(patch: string): Hunk[] {
 }
 
 /** A line's number on `side`, or null when it is not on that side. */
-export function lineOn(line: HunkLine, side: DiffSide): number | null {
+function lineOn(line: HunkLine, side: DiffSide): number | null {
   return side === 'RIGHT' ? line.newLine : line.oldLine;
 }
 

@@ -43,7 +43,7 @@ async function mergeBase(dir: string, a: string, b: string): Promise<string | nu
 }
 
 /** Whether `sha` names a commit of the repository. */
-export async function isCommit(dir: string, sha: string): Promise<boolean> {
+async function isCommit(dir: string, sha: string): Promise<boolean> {
   const { code } = await runGitAccepting(['cat-file', '-e', `${sha}^{commit}`], [0, 1, 128], { cwd: dir });
   return code === 0;
 }

@@ -18,7 +18,7 @@ import type {
   ReplyToReviewThreadInput,
   UpdateReviewCommentInput,
 } from './review-comment.inputs.js';
-import { ReviewComment, ReviewThread } from './review-comment.entity.js';
+import { ReviewComment } from './review-comment.entity.js';
 import type { ReviewCommentView, ReviewThreadView } from './review-comment.view.js';
 import { commentCommit, placementOf, placeThreads } from './line-placement.js';
 import { addReply, checkCommentBody, recordComments, startThreads } from './review-comments.writes.js';

@@ -25,7 +25,7 @@ export function checkCommentBody(problems: Problems, body: string | null | undef
 }
 
 /** The view of a comment just written, from its thread and itself (nothing read back). */
-export function viewOf(thread: ReviewThread, comment: ReviewComment, user: { id: string; login: string }): ReviewCommentView {
+function viewOf(thread: ReviewThread, comment: ReviewComment, user: { id: string; login: string }): ReviewCommentView {
   return Object.assign(new ReviewCommentView(), {
     id: comment.id,
     reviewId: comment.review?.id ?? null,
