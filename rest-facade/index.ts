@@ -18,6 +18,7 @@ import { COMMENT_ROUTES } from './comment-routes.js';
 import { LABEL_ROUTES } from './label-routes.js';
 import { PROTECTION_ROUTES } from './protection-routes.js';
 import { PULL_ROUTES } from './pull-routes.js';
+import { REVIEW_COMMENT_ROUTES } from './review-comment-routes.js';
 import { STATUS_ROUTES } from './status-routes.js';
 import { WEBHOOK_ROUTES } from './webhook-routes.js';
 import { openApiDocument, stableJson } from './openapi/document.js';
@@ -27,6 +28,7 @@ export const ALL_ROUTES: RestRoute[] = [
   ...ROUTES,
   ...COMMENT_ROUTES,
   ...PULL_ROUTES,
+  ...REVIEW_COMMENT_ROUTES,
   ...STATUS_ROUTES,
   ...PROTECTION_ROUTES,
   ...WEBHOOK_ROUTES,

@@ -29,6 +29,14 @@ import { PullRequestResolver, RepositoryPullsResolver } from './pulls/pull-reque
 import { Review } from './pulls/review.entity.js';
 import { ReviewRequest } from './pulls/review-request.entity.js';
 import { PullConversationResolver } from './pulls/pull-conversation.resolver.js';
+import { ReviewComment, ReviewThread } from './pulls/line-comments/review-comment.entity.js';
+import {
+  PullRequestReviewCommentsResolver,
+  RepositoryReviewCommentResolver,
+  ReviewCommentResolver,
+  ReviewCommentsOfReviewResolver,
+  ReviewThreadResolver,
+} from './pulls/line-comments/review-comment.resolver.js';
 import { Repository } from './repositories/repository.entity.js';
 import { CommitStatus } from './statuses/commit-status.entity.js';
 import { CommitStatusFieldsResolver, CommitStatusResolver, PullRequestStatusResolver } from './statuses/commit-status.resolver.js';
@@ -51,6 +59,8 @@ export const ENTITIES = [
   PullRequest,
   Review,
   ReviewRequest,
+  ReviewThread,
+  ReviewComment,
   BranchProtection,
   CommitStatus,
   IssueComment,
@@ -83,6 +93,11 @@ export const RESOLVERS = [
   PullRequestResolver,
   RepositoryPullsResolver,
   PullConversationResolver,
+  ReviewCommentResolver,
+  ReviewThreadResolver,
+  PullRequestReviewCommentsResolver,
+  ReviewCommentsOfReviewResolver,
+  RepositoryReviewCommentResolver,
   BranchProtectionResolver,
   RepositoryProtectionResolver,
   GitResolver,

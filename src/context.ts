@@ -19,6 +19,7 @@ import type { Logger } from './logger.js';
 import type { Mergeability } from './pulls/mergeability.js';
 import type { BranchProtections } from './protection/branch-protection.service.js';
 import type { PullRequests } from './pulls/pull-request.service.js';
+import type { ReviewComments } from './pulls/line-comments/review-comments.service.js';
 import type { RateLimits } from './ratelimit/rate-limits.js';
 import type { Repositories } from './repositories/repository.service.js';
 import type { CommitStatuses } from './statuses/commit-status.service.js';
@@ -59,6 +60,8 @@ export interface Services {
   /** Who is assigned to issues and pull requests. */
   assignees: Assignees;
   pulls: PullRequests;
+  /** Comments on lines of pull requests' diffs, their threads. */
+  reviewComments: ReviewComments;
   /** Branch rules: managed here, enforced where refs move (protection/branch-rules.ts). */
   protections: BranchProtections;
   /** Commit statuses: posting them, listing them, their combined state. */

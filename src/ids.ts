@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
  * lowercase Crockford base32, so ids sort by creation time: lists ordered by
  * (created_at, id) are stable.
  */
-export type IdPrefix = 'usr' | 'tok' | 'repo' | 'col' | 'iss' | 'pr' | 'rev' | 'hook' | 'sts' | 'bp' | 'lbl' | 'cmt';
+export type IdPrefix = 'usr' | 'tok' | 'repo' | 'col' | 'iss' | 'pr' | 'rev' | 'hook' | 'sts' | 'bp' | 'lbl' | 'cmt' | 'rvc' | 'rvt';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 

@@ -53,6 +53,8 @@ import { PullRequirements } from './protection/pull-requirements.js';
 import { BranchProtections } from './protection/branch-protection.service.js';
 import { Mergeability } from './pulls/mergeability.js';
 import { PullRequests } from './pulls/pull-request.service.js';
+import { carryThreads } from './pulls/line-comments/carry-threads.js';
+import { ReviewComments } from './pulls/line-comments/review-comments.service.js';
 import { RateLimiter } from './ratelimit/rate-limiter.js';
 import { chargeOperations, RateLimits } from './ratelimit/rate-limits.js';
 import { startAgenda } from './jobs/agenda.js';
@@ -204,6 +206,7 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
   refs.onRefsChanged(followRefs(events, git, mergeability, recordFacts));
   refs.onRefsChanged(dismissStaleReviews(events, recordFacts));
   refs.onRefsChanged(stopAutoMergeOnForeignPush({ events, ...recordFacts }));
+  refs.onRefsChanged(carryThreads(git, log)); // after followRefs: comments on lines follow the heads
   refs.policyWith(new BranchRules(orm, git, log));
   const auth = new TokenAuthenticator(orm.em.fork(), log, config.baseUrl);
   const limiter = new RateLimiter(orm, log, metrics);
@@ -211,7 +214,8 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
   cleanups.push('rate limits', () => limiter.stop()); // counts reach the database before it closes
   // The use cases, each given the collaborators it needs.
   const repositories = new Repositories({ events, storage: git, refs, baseUrl: config.baseUrl });
-  const pulls = new PullRequests({ events, repositories, git, refs, mergeability, ...recordFacts, log, baseUrl: config.baseUrl }, orm);
+  const pullDeps = { events, repositories, git, refs, mergeability, ...recordFacts, log, baseUrl: config.baseUrl };
+  const pulls = new PullRequests(pullDeps, orm);
   events.onRecord(pulls.autoMerger.wakes());
   mergeability.onMergeable((repositoryId) => pulls.autoMerger.wake(repositoryId));
   const issues = new Issues({ events, repositories });
@@ -243,6 +247,7 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
     labels: new Labels(conversationDeps),
     assignees: new Assignees(conversationDeps),
     pulls,
+    reviewComments: new ReviewComments(pullDeps),
     protections: new BranchProtections({ repositories }),
     statuses: new CommitStatuses({ events, repositories, git }),
     webhookAdmin: new WebhookAdmin({ repositories, delivery: webhookDelivery, baseUrl: config.baseUrl }),

@@ -5,6 +5,7 @@ const EVENT_TYPES = [
   'push',
   'pull_request',
   'pull_request_review',
+  'pull_request_review_comment',
   'branch_create',
   'branch_delete',
   'tag_create',

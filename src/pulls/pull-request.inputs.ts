@@ -1,5 +1,6 @@
 import { Field, InputType, ObjectType, registerEnumType } from 'type-graphql';
 import { ItemEditInput, NewItemInput, NumberedItemInput } from '../repositories/repository-item.inputs.js';
+import { DraftReviewCommentInput } from './line-comments/review-comment.inputs.js';
 import { MergeMethod } from './merge-commits.js';
 import { ReviewEvent } from './review.entity.js';
 
@@ -83,6 +84,12 @@ export class SubmitReviewInput extends NumberedItemInput {
 
   @Field(() => String, { nullable: true, description: 'Required to request changes or comment.' })
   body?: string | null;
+
+  @Field(() => [DraftReviewCommentInput], {
+    nullable: true,
+    description: "Comments on lines of the diff at the review's commit (the head).",
+  })
+  comments?: DraftReviewCommentInput[] | null;
 }
 
 @InputType()

@@ -12,6 +12,7 @@ import type { SubmitReviewInput } from './pull-request.inputs.js';
 import { pullRequestRecord, reviewPayload } from './pull-request.payload.js';
 import { findPullRequest } from './pull-request.reads.js';
 import { lockPullRequest } from './pull-request.writes.js';
+import { planReviewComments, startThreads } from './line-comments/review-comments.writes.js';
 import { Review, ReviewEvent, STATE_OF_EVENT } from './review.entity.js';
 import { fulfilReviewRequest } from './review-requests.js';
 
@@ -31,7 +32,8 @@ const REVIEWS = { table: 'pull_request_reviews', parent: 'pull_request_id', orde
  * may only comment on their own pull request; only an open pull request
  * takes reviews (decided on its locked row, so a review cannot land on a
  * pull request that a concurrent merge or close has just ended). The review
- * keeps the head sha it was submitted on.
+ * keeps the head sha it was submitted on, and its comments on lines (each
+ * checked against the diff at that head with the rest) start threads there.
  */
 export async function submitReview(deps: PullDeps, em: EntityManager, viewer: Principal, input: SubmitReviewInput): Promise<Review> {
   const repo = await deps.repositories.find(em, viewer, input.repositoryId, Permission.READ, 'repo');
@@ -44,6 +46,7 @@ export async function submitReview(deps: PullDeps, em: EntityManager, viewer: Pr
   if (input.event !== ReviewEvent.COMMENT && loaded.user.id === viewer.userId) {
     problems.add('event', 'own_pull_request', 'you cannot approve or request changes on your own pull request');
   }
+  const threads = await planReviewComments(deps, viewer, loaded, input.comments, problems);
   problems.throwIfAny();
 
   const { events } = deps;
@@ -67,6 +70,7 @@ export async function submitReview(deps: PullDeps, em: EntityManager, viewer: Pr
       actor: reviewer,
       fields: { review: reviewPayload(review), pull_request: await pullRequestRecord(deps, tx, pr) },
     });
+    await startThreads(deps, tx, { repo, pr, user: reviewer, review }, threads);
     return review;
   });
 }

@@ -19,6 +19,7 @@ import { Migration20261127100000_CommitStatuses } from './Migration2026112710000
 import { Migration20261127105000_PullRefs } from './Migration20261127105000_PullRefs.js';
 import { Migration20261127110000_AutoMerge } from './Migration20261127110000_AutoMerge.js';
 import { Migration20261128100000_IssueComments } from './Migration20261128100000_IssueComments.js';
+import { Migration20261128110000_ReviewComments } from './Migration20261128110000_ReviewComments.js';
 import { Migration20261128120000_LabelsAssignees } from './Migration20261128120000_LabelsAssignees.js';
 import { Migration20261128130000_Timeline } from './Migration20261128130000_Timeline.js';
 
@@ -45,6 +46,7 @@ export const MIGRATIONS = [
   Migration20261127105000_PullRefs,
   Migration20261127110000_AutoMerge,
   Migration20261128100000_IssueComments,
+  Migration20261128110000_ReviewComments,
   Migration20261128120000_LabelsAssignees,
   Migration20261128130000_Timeline,
 ];
