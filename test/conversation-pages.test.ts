@@ -1,0 +1,339 @@
+import { gql } from '@urql/core';
+import { adminClient, createUser, type Client } from './support/client.js';
+import { GitSandbox } from './support/git.js';
+import { PullRepo } from './support/pulls.js';
+import { CairnServer } from './support/server.js';
+import { urqlClient } from './support/urql.js';
+
+/**
+ * A frontend's two pages, rendered from GraphQL alone through urql: an issue page (its labels,
+ * assignees and a timeline of comments, label and assignee changes, a close and a reopen) and a pull
+ * request page (a timeline with a review carrying line comments, a comment, commits pushed; its review
+ * threads with a reply). Each page's SQL statements (`Server-Timing: sql;count=N`) are counted, and
+ * stay the same once the conversation has grown.
+ */
+
+type User = Client & { login: string; userId: string };
+
+let server: CairnServer;
+let git: GitSandbox;
+let owner: User;
+let dev: User;
+let reviewer: User;
+let repo: PullRepo;
+let issue: number;
+let pull: number;
+/** The Server-Timing statement count of each GraphQL answer, in order. */
+const statements: number[] = [];
+
+beforeAll(async () => {
+  [server, git] = [CairnServer.sharedServer(), await GitSandbox.create()];
+  const admin = adminClient(server);
+  owner = await createUser(admin, 'page-owner');
+  dev = await createUser(admin, 'page-dev');
+  reviewer = await createUser(admin, 'page-reviewer');
+  repo = await PullRepo.create(server, git, owner, 'pages', {
+    'app.js': Array.from({ length: 10 }, (_, i) => `line ${i + 1}`).join('\n') + '\n',
+  });
+  const ok = (res: { status: number; text: string }, status: number) => {
+    if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${res.text}`);
+  };
+  ok(await owner.put(`/repos/${repo.id}/collaborators/${dev.login}`, { permission: 'write' }), 200);
+  ok(await owner.post(`/repos/${repo.id}/labels`, { name: 'bug', color: 'd73a4a', description: 'Something is wrong' }), 201);
+
+  // The issue: reported, labelled, assigned, discussed, closed and reopened.
+  const opened = await reviewer.post(`/repos/${repo.id}/issues`, { title: 'Crash on start', body: 'It crashes.' });
+  ok(opened, 201);
+  issue = opened.body.number;
+  ok(await owner.post(`/repos/${repo.id}/issues/${issue}/labels`, { labels: ['bug'] }), 200);
+  ok(await owner.post(`/repos/${repo.id}/issues/${issue}/assignees`, { assignees: [dev.login] }), 201);
+  ok(await reviewer.post(`/repos/${repo.id}/issues/${issue}/comments`, { body: 'Still crashing on 1.2.' }), 201);
+  ok(await dev.post(`/repos/${repo.id}/issues/${issue}/comments`, { body: 'Looking into it.' }), 201);
+  ok(await dev.patch(`/repos/${repo.id}/issues/${issue}`, { state: 'closed', state_reason: 'not_planned' }), 200);
+  ok(await dev.patch(`/repos/${repo.id}/issues/${issue}`, { state: 'open' }), 200);
+
+  // The pull request: opened by dev, labelled, assigned, a review requested and given with a line comment, answered.
+  await repo.commit('fix', 'Fix the crash', {
+    'app.js': 'line 1\nline 2\nline three\nline 4\nline 5\nline 6\nline 7\nline 8\nline 9\nline 10\n',
+  });
+  await repo.push(['fix']);
+  const pr = await repo.open({ title: 'Fix the crash', head: 'fix', body: `Fixes #${issue}` }, dev);
+  ok(pr, 201);
+  pull = pr.body.number;
+  ok(await owner.post(`/repos/${repo.id}/issues/${pull}/labels`, { labels: ['bug'] }), 200);
+  ok(await owner.post(`/repos/${repo.id}/issues/${pull}/assignees`, { assignees: [dev.login] }), 201);
+  ok(await dev.post(`/repos/${repo.id}/pulls/${pull}/requested_reviewers`, { reviewers: [reviewer.login] }), 201);
+  ok(
+    await reviewer.post(`/repos/${repo.id}/pulls/${pull}/reviews`, {
+      event: 'REQUEST_CHANGES',
+      body: 'One thing.',
+      comments: [{ path: 'app.js', line: 3, body: 'Spell the number out everywhere?' }],
+    }),
+    201,
+  );
+  const lineComments = await reviewer.get(`/repos/${repo.id}/pulls/${pull}/comments`);
+  ok(lineComments, 200);
+  ok(
+    await dev.post(`/repos/${repo.id}/pulls/${pull}/comments`, {
+      body: 'Only here, on purpose.',
+      in_reply_to: lineComments.body.data[0].id,
+    }),
+    201,
+  );
+  ok(await owner.post(`/repos/${repo.id}/issues/${pull}/comments`, { body: 'Thanks for this!' }), 201);
+  await repo.commit('fix', 'Add a test', { 'test.js': 'test\n' });
+  await repo.push(['fix']);
+  ok(await reviewer.post(`/repos/${repo.id}/pulls/${pull}/reviews`, { event: 'APPROVE' }), 201);
+}, 90_000);
+afterAll(async () => {
+  await Promise.all([server?.destroy(), git?.cleanup()]);
+});
+
+const ISSUE_PAGE = gql`
+  query IssuePage($id: ID!, $number: Int!) {
+    repository(id: $id) {
+      fullName
+      issue(number: $number) {
+        number
+        title
+        body
+        state
+        user {
+          login
+        }
+        labels {
+          name
+          color
+          description
+        }
+        assignees {
+          login
+        }
+        commentCount
+        timeline(limit: 50) {
+          totalCount
+          nodes {
+            kind
+            createdAt
+            actor {
+              login
+            }
+            comment {
+              body
+              user {
+                login
+              }
+            }
+            label {
+              name
+              color
+            }
+            assignee {
+              login
+            }
+            stateReason
+          }
+        }
+      }
+    }
+  }
+`;
+
+const PULL_PAGE = gql`
+  query PullPage($id: ID!, $number: Int!) {
+    repository(id: $id) {
+      pullRequest(number: $number) {
+        number
+        title
+        body
+        state
+        mergeable
+        user {
+          login
+        }
+        head {
+          ref
+          sha
+        }
+        base {
+          ref
+        }
+        labels {
+          name
+          color
+        }
+        assignees {
+          login
+        }
+        requestedReviewers {
+          login
+        }
+        commitsCount
+        reviewThreads {
+          nodes {
+            path
+            line
+            isResolved
+            isOutdated
+            comments {
+              nodes {
+                body
+                user {
+                  login
+                }
+              }
+            }
+          }
+        }
+        timeline(limit: 50) {
+          nodes {
+            kind
+            actor {
+              login
+            }
+            comment {
+              body
+            }
+            review {
+              state
+              body
+              comments {
+                nodes {
+                  path
+                  line
+                  body
+                }
+              }
+            }
+            label {
+              name
+            }
+            assignee {
+              login
+            }
+            requestedReviewer {
+              login
+            }
+            beforeSha
+            afterSha
+          }
+        }
+      }
+    }
+  }
+`;
+
+/** urql with a fetch that keeps each answer's statement count. */
+function frontend() {
+  return urqlClient(server, reviewer.token, {
+    fetch: async (input, init) => {
+      const res = await fetch(input, init);
+      const count = /(?:^|,)\s*sql;count=(\d+)/.exec(res.headers.get('server-timing') ?? '');
+      statements.push(count ? Number(count[1]) : NaN);
+      return res;
+    },
+  });
+}
+
+async function render(query: typeof ISSUE_PAGE, number: number) {
+  const result = await frontend().query(query, { id: repo.id, number }, { requestPolicy: 'network-only' }).toPromise();
+  expect(result.error).toBeUndefined();
+  return { data: result.data, statements: statements.at(-1)! };
+}
+
+test('an issue page: labels, assignees and a timeline of comments, label and assignee changes, close and reopen', async () => {
+  const { data, statements: sql } = await render(ISSUE_PAGE, issue);
+  const page = data.repository.issue;
+  expect(page).toMatchObject({
+    title: 'Crash on start',
+    state: 'OPEN',
+    user: { login: reviewer.login },
+    labels: [{ name: 'bug', color: 'd73a4a', description: 'Something is wrong' }],
+    assignees: [{ login: dev.login }],
+    commentCount: 2,
+  });
+  const timeline = page.timeline.nodes.map((item: any) => [
+    item.kind,
+    item.actor.login,
+    item.comment?.body ?? item.label?.name ?? item.assignee?.login ?? item.stateReason,
+  ]);
+  expect(timeline).toEqual([
+    ['LABELED', owner.login, 'bug'],
+    ['ASSIGNED', owner.login, dev.login],
+    ['COMMENTED', reviewer.login, 'Still crashing on 1.2.'],
+    ['COMMENTED', dev.login, 'Looking into it.'],
+    ['CLOSED', dev.login, 'not_planned'],
+    ['REOPENED', dev.login, 'reopened'],
+  ]);
+  expect(page.timeline.totalCount).toBe(6);
+  expect(sql).toBeGreaterThan(0);
+  expect(sql).toBeLessThanOrEqual(12);
+});
+
+test('a pull request page: a review with a line comment and its reply, a comment, commits pushed', async () => {
+  const { data, statements: sql } = await render(PULL_PAGE, pull);
+  const page = data.repository.pullRequest;
+  expect(page).toMatchObject({
+    title: 'Fix the crash',
+    body: `Fixes #${issue}`,
+    user: { login: dev.login },
+    labels: [{ name: 'bug', color: 'd73a4a' }],
+    assignees: [{ login: dev.login }],
+    requestedReviewers: [], // the requested reviewer reviewed
+    commitsCount: 2,
+  });
+  expect(page.reviewThreads.nodes).toEqual([
+    {
+      path: 'app.js',
+      line: 3,
+      isResolved: false,
+      isOutdated: false, // the second push did not touch that hunk
+      comments: {
+        nodes: [
+          { body: 'Spell the number out everywhere?', user: { login: reviewer.login } },
+          { body: 'Only here, on purpose.', user: { login: dev.login } },
+        ],
+      },
+    },
+  ]);
+  const kinds = page.timeline.nodes.map((item: any) => item.kind);
+  expect(kinds).toEqual(['LABELED', 'ASSIGNED', 'REVIEW_REQUESTED', 'REVIEWED', 'COMMENTED', 'HEAD_PUSHED', 'REVIEWED']);
+  const [, , requested, changes, comment, pushed, approval] = page.timeline.nodes;
+  expect(requested.requestedReviewer).toEqual({ login: reviewer.login });
+  expect(changes.review).toEqual({
+    state: 'CHANGES_REQUESTED',
+    body: 'One thing.',
+    comments: { nodes: [{ path: 'app.js', line: 3, body: 'Spell the number out everywhere?' }] },
+  });
+  expect(comment).toMatchObject({ actor: { login: owner.login }, comment: { body: 'Thanks for this!' } });
+  expect(pushed).toMatchObject({
+    actor: { login: owner.login },
+    afterSha: page.head.sha,
+    beforeSha: expect.stringMatching(/^[0-9a-f]{40}$/),
+  });
+  expect(approval.review).toMatchObject({ state: 'APPROVED', comments: { nodes: [] } });
+  expect(sql).toBeGreaterThan(0);
+  expect(sql).toBeLessThanOrEqual(25);
+});
+
+test('each page costs the same statements once its conversation has grown', async () => {
+  const before = [(await render(ISSUE_PAGE, issue)).statements, (await render(PULL_PAGE, pull)).statements];
+  for (let i = 0; i < 5; i++) {
+    expect((await dev.post(`/repos/${repo.id}/issues/${issue}/comments`, { body: `more ${i}` })).status).toBe(201);
+    expect((await dev.post(`/repos/${repo.id}/issues/${pull}/comments`, { body: `more ${i}` })).status).toBe(201);
+    expect(
+      (
+        await reviewer.post(`/repos/${repo.id}/pulls/${pull}/reviews`, {
+          event: 'COMMENT',
+          body: `again ${i}`,
+          comments: [{ path: 'app.js', line: 3, body: `note ${i}` }],
+        })
+      ).status,
+    ).toBe(201);
+  }
+  expect((await owner.post(`/repos/${repo.id}/labels`, { name: 'urgent', color: 'ff9900' })).status).toBe(201);
+  expect((await owner.post(`/repos/${repo.id}/issues/${issue}/labels`, { labels: ['urgent'] })).status).toBe(200);
+  expect((await owner.post(`/repos/${repo.id}/issues/${issue}/assignees`, { assignees: [owner.login] })).status).toBe(201);
+  const after = [(await render(ISSUE_PAGE, issue)).statements, (await render(PULL_PAGE, pull)).statements];
+  expect(after).toEqual(before);
+});
