@@ -252,6 +252,8 @@ test('issue_comment webhooks: created, edited, deleted; pull_request only for a 
     updated_at: expect.any(String),
     closed_at: null,
     repository_id: repo.id,
+    labels: [],
+    assignees: [],
     pull_request: { number: pull },
   });
   const deleted = of('deleted', onPull.id);

@@ -4,7 +4,7 @@ import type { ActorRef } from '../events/payloads.js';
 import { countOpen } from '../repositories/numbering.js';
 import type { Repository } from '../repositories/repository.entity.js';
 import { Issue, IssueState, IssueStateReason } from './issue.entity.js';
-import { issuePayload } from './issue.payload.js';
+import { issueRecord } from './issue.payload.js';
 
 /**
  * Closes the open issues among `numbers` as completed, by `actor`, in the caller's transaction: what a
@@ -34,9 +34,9 @@ export async function closeIssuesAsCompleted(
     issue.closedAt = issue.updatedAt = now;
   }
   await tx.flush();
-  await events.recordAll(
-    tx,
-    issues.map((issue) => ({ type: 'issues', action: 'closed', repository, actor, fields: { issue: issuePayload(issue) } })),
-  );
+  const closed = [];
+  for (const issue of issues)
+    closed.push({ type: 'issues' as const, action: 'closed' as const, repository, actor, fields: { issue: await issueRecord(tx, issue) } });
+  await events.recordAll(tx, closed);
   await countOpen(tx, repository.id, 'open_issues', -issues.length);
 }

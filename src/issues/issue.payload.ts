@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { conversationParts, NO_PARTS, type ConversationParts } from '../conversations/conversation-parts.js';
+import { conversationParts, type ConversationParts } from '../conversations/conversation-parts.js';
 import type { LabelPayload } from '../conversations/labels/label.payload.js';
 import type { Changes } from '../events/event-map.js';
 import { actorRef, iso, type ActorRef } from '../events/payloads.js';
@@ -7,9 +7,9 @@ import type { Issue } from './issue.entity.js';
 
 /**
  * An issue as it appears in webhook payloads (the REST facade yields the same shape), with its
- * labels and assignees (`parts`; none for a new issue).
+ * labels and assignees (`parts`: NO_PARTS for a new issue, else read with `issueRecord`).
  */
-export function issuePayload(issue: Issue, parts: ConversationParts = NO_PARTS) {
+export function issuePayload(issue: Issue, parts: ConversationParts) {
   return {
     id: issue.id,
     number: issue.number,

@@ -15,6 +15,7 @@ import type { Repositories } from '../repositories/repository.service.js';
 import { Issue, IssueState, IssueStateReason } from './issue.entity.js';
 import { IssueStateFilter, type CreateIssueInput, type UpdateIssueInput } from './issue.inputs.js';
 import { issuePayload, issueRecord } from './issue.payload.js';
+import { NO_PARTS } from '../conversations/conversation-parts.js';
 
 /** The issues use cases, callable by any transport with the request's entity manager and the acting user. */
 export class Issues {
@@ -91,7 +92,7 @@ export class Issues {
         action: 'opened',
         repository: repo,
         actor: author,
-        fields: { issue: issuePayload(Object.assign(issue, { number })) },
+        fields: { issue: issuePayload(Object.assign(issue, { number }), NO_PARTS) }, // a new issue has no labels or assignees
       }),
     });
     return em.map(Issue, row);

@@ -15,6 +15,7 @@ export function pullSubject(facts: PullRecordFacts) {
   return async (em: EntityManager, repo: Repository, number: number): Promise<CommentSubject | null> => {
     const pr = await em.findOne(PullRequest, { repository: repo, number }, { populate: ['user', 'mergedBy', 'autoMergeEnabledBy'] });
     if (!pr) return null;
+    const record = await pullRequestRecord(facts, em, pr);
     return {
       target: { kind: 'pull', id: pr.id, number, authorId: pr.user.id, repository: repo },
       issue: {
@@ -29,9 +30,11 @@ export function pullSubject(facts: PullRecordFacts) {
         updated_at: iso(pr.updatedAt),
         closed_at: iso(pr.closedAt),
         repository_id: repo.id,
+        labels: record.labels,
+        assignees: record.assignees,
         pull_request: { number: pr.number },
       },
-      pullRequest: await pullRequestRecord(facts, em, pr),
+      pullRequest: record,
     };
   };
 }
