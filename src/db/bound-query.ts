@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CompiledQuery } from 'kysely';
+import { noteStatement } from './statement-count.js';
 
 /**
  * Runs SQL whose `?` placeholders take `params` as bind parameters, in the entity manager's
@@ -12,6 +13,7 @@ import { CompiledQuery } from 'kysely';
 export async function executeBound<T>(em: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
   const { text, count } = numberedPlaceholders(sql);
   if (count !== params.length) throw new Error(`the statement has ${count} placeholders for ${params.length} values`);
+  noteStatement(); // kysely's path, which the ORM's onQuery does not see
   const result = await em.getKysely().executeQuery<T>(CompiledQuery.raw(text, params));
   return result.rows;
 }

@@ -9,7 +9,7 @@ import type { Issue } from './issue.entity.js';
  * An issue as it appears in webhook payloads (the REST facade yields the same shape), with its
  * labels and assignees (`parts`: NO_PARTS for a new issue, else read with `issueRecord`).
  */
-export function issuePayload(issue: Issue, parts: ConversationParts) {
+export function issuePayload(issue: IssueFacts, parts: ConversationParts) {
   return {
     id: issue.id,
     number: issue.number,
@@ -27,6 +27,12 @@ export function issuePayload(issue: Issue, parts: ConversationParts) {
     assignees: parts.assignees,
   };
 }
+
+/** What an issue's record is made of: the issue's own fields, its author and its repository's id. */
+export type IssueFacts = Pick<
+  Issue,
+  'id' | 'number' | 'title' | 'body' | 'state' | 'stateReason' | 'comments' | 'createdAt' | 'updatedAt' | 'closedAt'
+> & { user: ActorRef; repository: { id: string } };
 
 /** The issue's record for an event recorded in `tx`: its labels and assignees read there. */
 export async function issueRecord(tx: EntityManager, issue: Issue) {
