@@ -6,7 +6,6 @@ import type { Collaborators } from './collaborators/collaborator.service.js';
 import type { Config } from './config.js';
 import type { Comments } from './conversations/comments/comments.service.js';
 import type { Assignees } from './conversations/assignees/assignee.service.js';
-import type { FindConversation } from './conversations/conversation-target.js';
 import type { Labels } from './conversations/labels/label.service.js';
 import type { EventRecorder } from './events/event-recorder.js';
 import type { RepositoryBrowser } from './git/browse.service.js';
@@ -51,8 +50,6 @@ export interface Services {
   repositories: Repositories;
   collaborators: Collaborators;
   issues: Issues;
-  /** The issue or pull request behind a number, for what both have (comments, labels, assignees). */
-  findConversation: FindConversation;
   /** Comments on issues and pull requests. */
   comments: Comments;
   /** A repository's labels, and the labels of its issues and pull requests. */

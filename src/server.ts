@@ -35,7 +35,6 @@ import type { GraphQLSchema } from 'graphql';
 import { createApp, type Mount } from './http/app.js';
 import { Metrics } from './http/metrics.js';
 import { Issues } from './issues/issue.service.js';
-import type { FindConversation } from './conversations/conversation-target.js';
 import type { DescribeSubject } from './conversations/comments/comment-subject.js';
 import { Comments } from './conversations/comments/comments.service.js';
 import { issueSubject } from './issues/issue-subject.js';
@@ -219,12 +218,6 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
   events.onRecord(pulls.autoMerger.wakes());
   mergeability.onMergeable((repositoryId) => pulls.autoMerger.wake(repositoryId));
   const issues = new Issues({ events, repositories });
-  // Comments, labels and assignees reach the issue or pull request behind a number through this.
-  const findConversation: FindConversation = async (em, repo, number) => {
-    const target = (await issues.target(em, repo, number)) ?? (await pulls.target(em, repo, number));
-    if (!target) throw notFound('issue');
-    return target;
-  };
   // What a comment's event says of its issue or pull request, read by each.
   const subjectOfPull = pullSubject(recordFacts);
   const describeSubject: DescribeSubject = async (em, repo, number) => {
@@ -234,7 +227,7 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
   };
   // Labels and assignees reach the record and the events of an issue or a pull request through these.
   const records = { issue: issueConversations(events), pull: pullConversations({ events, ...recordFacts }) };
-  const conversationDeps = { events, repositories, findConversation, records };
+  const conversationDeps = { events, repositories, records };
   const services: Services = {
     ...{ config, log, orm, git, refs, events, auth, webhookDelivery, mergeability },
     accounts: new Accounts(auth, config.baseUrl),
@@ -242,8 +235,7 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
     browse: new RepositoryBrowser(git),
     collaborators: new Collaborators({ events, repositories }),
     issues,
-    findConversation,
-    comments: new Comments({ events, repositories, findConversation, describeSubject }),
+    comments: new Comments({ events, repositories, describeSubject }),
     labels: new Labels(conversationDeps),
     assignees: new Assignees(conversationDeps),
     pulls,

@@ -49,7 +49,7 @@ export async function issueSubject(em: EntityManager, repo: Repository, number: 
     repository: repo,
   };
   return {
-    target: { kind: 'issue', id: row.id, number, authorId: row.user_id, repository: repo },
+    target: { kind: 'issue', id: row.id, number, authorId: row.user_id, commentCount: row.comments, repository: repo },
     issue: issuePayload(issue, { labels: row.labels, assignees: row.assignees }),
     pullRequest: null,
   };

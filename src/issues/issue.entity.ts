@@ -21,7 +21,8 @@ registerEnumType(IssueStateReason, { name: 'IssueStateReason' });
 @ObjectType('Issue')
 @Entity({ tableName: 'issues' })
 @Unique({ properties: ['repository', 'number'] })
-@Index({ properties: ['repository', 'state', 'createdAt'] })
+@Index({ properties: ['repository', 'state', 'createdAt', 'id'] })
+@Index({ properties: ['repository', 'createdAt', 'id'] })
 export class Issue {
   [OptionalProps]?:
     'id' | 'body' | 'state' | 'stateReason' | 'comments' | 'createdAt' | 'updatedAt' | 'closedAt' | 'repositoryId' | 'commentCount';

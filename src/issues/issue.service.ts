@@ -3,7 +3,6 @@ import { mayChangeAuthored, Permission, requireScope } from '../auth/permissions
 import { User } from '../auth/user.entity.js';
 import { lockForUpdate } from '../db/lock-row.js';
 import { filterSql, type ConversationFilterArgs } from '../conversations/conversation-filter.js';
-import type { ConversationTarget } from '../conversations/conversation-target.js';
 import { DomainError, invalid, notFound, Problems } from '../errors/domain-error.js';
 import type { EventRecorder } from '../events/event-recorder.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
@@ -36,8 +35,13 @@ export class Issues {
     const stateSql = state === IssueStateFilter.ALL ? '' : ' and a.state = ?';
     const head = state === IssueStateFilter.ALL ? [repo.id] : [repo.id, state];
     const from = `from issues a where a.repository_id = ?${stateSql}${where}`;
+    // The open issues of a repository, unfiltered, are counted already (its counters row, read with it).
+    const counting =
+      state === IssueStateFilter.OPEN && !where
+        ? Promise.resolve([{ total: repo.openIssuesCount }])
+        : em.execute<Array<{ total: number }>>(`select count(*)::int as total ${from}`, [...head, ...params]);
     const [counted, ids] = await Promise.all([
-      em.execute<Array<{ total: number }>>(`select count(*)::int as total ${from}`, [...head, ...params]),
+      counting,
       page.limit === 0
         ? Promise.resolve([])
         : em.execute<Array<{ id: string }>>(`select a.id ${from} order by ${order('a')} limit ? offset ?`, [
@@ -60,15 +64,6 @@ export class Issues {
     const issue = await em.findOne(Issue, { repository: repo, number }, { populate: ['user'] });
     if (!issue) throw notFound('issue');
     return issue;
-  }
-
-  /** The issue `number` as a conversation (comments, labels, assignees), or null when `number` is not an issue. */
-  async target(em: EntityManager, repo: Repository, number: number): Promise<ConversationTarget | null> {
-    const [row] = await em.execute<Array<{ id: string; user_id: string }>>(
-      'select id, user_id from issues where repository_id = ? and number = ?',
-      [repo.id, number],
-    );
-    return row ? { kind: 'issue', id: row.id, number, authorId: row.user_id, repository: repo } : null;
   }
 
   /**

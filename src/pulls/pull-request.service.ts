@@ -1,6 +1,5 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { ConversationFilterArgs } from '../conversations/conversation-filter.js';
-import type { ConversationTarget } from '../conversations/conversation-target.js';
 import { disableAutoMerge, enableAutoMerge } from './auto-merge.js';
 import { AutoMerger } from './auto-merger.js';
 import type { Principal } from '../principal.js';
@@ -47,15 +46,6 @@ export class PullRequests {
 
   async read(em: EntityManager, repo: Repository, number: number) {
     return this.refined(em, await readPullRequest(em, repo, number));
-  }
-
-  /** The pull request `number` as a conversation (comments, labels, assignees), or null when `number` is not one. */
-  async target(em: EntityManager, repo: Repository, number: number): Promise<ConversationTarget | null> {
-    const [row] = await em.execute<Array<{ id: string; user_id: string }>>(
-      'select id, user_id from pull_requests where repository_id = ? and number = ?',
-      [repo.id, number],
-    );
-    return row ? { kind: 'pull', id: row.id, number, authorId: row.user_id, repository: repo } : null;
   }
 
   commits(viewer: Principal, pr: PullRequestView, page: Page) {

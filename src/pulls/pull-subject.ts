@@ -17,7 +17,7 @@ export function pullSubject(facts: PullRecordFacts) {
     if (!pr) return null;
     const record = await pullRequestRecord(facts, em, pr);
     return {
-      target: { kind: 'pull', id: pr.id, number, authorId: pr.user.id, repository: repo },
+      target: { kind: 'pull', id: pr.id, number, authorId: pr.user.id, commentCount: pr.commentCount, repository: repo },
       issue: {
         id: pr.id,
         number: pr.number,

@@ -7,7 +7,7 @@ import type { Repositories } from '../../repositories/repository.service.js';
 import type { ConversationChange, ConversationRecordsByKind } from '../conversation-changes.js';
 import { lockConversation } from '../conversation-lock.js';
 import type { ConversationRecord } from '../conversation-record.js';
-import type { FindConversation } from '../conversation-target.js';
+import { findConversation } from '../conversation-target.js';
 import type { AssigneesInput } from './assignee.inputs.js';
 
 /** GitHub's bound: an issue or pull request has at most this many assignees. */
@@ -16,7 +16,6 @@ const MAX_ASSIGNEES = 10;
 interface AssigneeDeps {
   events: EventRecorder;
   repositories: Repositories;
-  findConversation: FindConversation;
   records: ConversationRecordsByKind;
 }
 
@@ -30,7 +29,7 @@ export class Assignees {
 
   async add(em: EntityManager, viewer: Principal, input: AssigneesInput): Promise<ConversationRecord> {
     const repo = await this.deps.repositories.find(em, viewer, input.repositoryId, Permission.WRITE, 'repo');
-    const target = await this.deps.findConversation(em, repo, input.number);
+    const target = await findConversation(em, repo, input.number);
     const users = await usersByLogin(em, input.assignees);
     const problems = new Problems();
     if (users.size > MAX_ASSIGNEES) problems.add('assignees', 'too_many', `an issue has at most ${MAX_ASSIGNEES} assignees`);
@@ -67,7 +66,7 @@ export class Assignees {
   /** Logins that are not assigned (or not users) change nothing. */
   async remove(em: EntityManager, viewer: Principal, input: AssigneesInput): Promise<ConversationRecord> {
     const repo = await this.deps.repositories.find(em, viewer, input.repositoryId, Permission.WRITE, 'repo');
-    const target = await this.deps.findConversation(em, repo, input.number);
+    const target = await findConversation(em, repo, input.number);
     const users = await usersByLogin(em, input.assignees);
     await this.deps.events.transaction(em, async (tx) => {
       await lockConversation(tx, repo.id, target.number);

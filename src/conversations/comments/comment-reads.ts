@@ -4,6 +4,7 @@ import { batchLoader, groupedBy } from '../../graphql/batch-loader.js';
 import { connection, type Connection, type Page } from '../../graphql/pagination.js';
 import { looksLikeId } from '../../ids.js';
 import type { CommentRecord } from './comment.types.js';
+import type { ConversationTarget } from '../conversation-target.js';
 
 /** A comment's row with its author's login, as every read selects it. */
 export interface CommentRow {
@@ -30,35 +31,23 @@ export function commentOf(row: CommentRow): CommentRecord {
 const COLUMNS = 'c.id, c.body, c.user_id, u.login as user_login, c.number, c.created_at, c.updated_at';
 
 /**
- * A page of one conversation's comments, oldest first, and their total: the page's ids are chosen
- * on the (repository, number, created_at, id) index alone, so a deep offset walks the index, not
- * the joins; the total counts the same index range.
+ * A page of one conversation's comments, oldest first: the page's ids are chosen on the
+ * (repository, number, created_at, id) index alone, so a deep offset walks the index, not the joins.
+ * The total is the count the issue or pull request keeps (`target`, read just before).
  */
-export async function listComments(
-  em: EntityManager,
-  repositoryId: string,
-  number: number,
-  page: Page,
-): Promise<Connection<CommentRecord>> {
-  const [counted, rows] = await Promise.all([
-    fastRead<{ total: number }>(em, 'select count(*)::int as total from issue_comments where repository_id = ? and number = ?', [
-      repositoryId,
-      number,
-    ]),
-    page.limit === 0
-      ? Promise.resolve([])
-      : fastRead<CommentRow>(
-          em,
-          `select ${COLUMNS}
-             from (select id, created_at from issue_comments where repository_id = ? and number = ?
-                    order by created_at, id limit ? offset ?) w
-             join issue_comments c on c.id = w.id
-             join users u on u.id = c.user_id
-            order by w.created_at, w.id`,
-          [repositoryId, number, page.limit, page.offset],
-        ),
-  ]);
-  return connection(rows.map(commentOf), counted[0]!.total, page);
+export async function listComments(em: EntityManager, target: ConversationTarget, page: Page): Promise<Connection<CommentRecord>> {
+  if (page.limit === 0 || page.offset >= target.commentCount) return connection([], target.commentCount, page);
+  const rows = await fastRead<CommentRow>(
+    em,
+    `select ${COLUMNS}
+       from (select id, created_at from issue_comments where repository_id = ? and number = ?
+              order by created_at, id limit ? offset ?) w
+       join issue_comments c on c.id = w.id
+       join users u on u.id = c.user_id
+      order by w.created_at, w.id`,
+    [target.repository.id, target.number, page.limit, page.offset],
+  );
+  return connection(rows.map(commentOf), target.commentCount, page);
 }
 
 /** One comment of a repository, or null (an id of another repository's comment is none of this one's). */

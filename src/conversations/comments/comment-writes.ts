@@ -1,15 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { GroupCommit } from '../../db/group-commit.js';
 import type { EventRecorder, StatementEvent } from '../../events/event-recorder.js';
-import type { ConversationTarget } from '../conversation-target.js';
+import { TABLE_OF, type ConversationTarget } from '../conversation-target.js';
 import type { CommentRow } from './comment-reads.js';
 import type { CommentRecord } from './comment.types.js';
-
-/**
- * Where each kind of conversation keeps its comment count (the `comments` column), changed in the
- * statement or transaction that adds or removes a comment, so the count always matches the rows.
- */
-const COUNTED_IN: Record<ConversationTarget['kind'], string> = { issue: 'issues', pull: 'pull_requests' };
 
 /** A comment to write with its event, whose stand-in is the conversation's comment count. */
 export interface Posting {
@@ -63,7 +57,7 @@ function insertComments(batch: Posting[]) {
                select * from jsonb_to_recordset(?::jsonb)
                  as t(id text, position int, user_id text, body text, created_at timestamptz, updated_at timestamptz)),
              counted as (
-               update ${COUNTED_IN[first.target.kind]} set comments = comments + (select count(*)::int from posted)
+               update ${TABLE_OF[first.target.kind]} set comments = comments + (select count(*)::int from posted)
                 where id = ? and repository_id = (select r.id from repositories r where r.id = ? for key share)
                returning repository_id, number, comments),
              created as (
@@ -114,7 +108,7 @@ export async function deleteRow(tx: EntityManager, repositoryId: string, id: str
 /** Counts a comment removed from its conversation, in the transaction that removes it; the count after. */
 export async function countRemoved(tx: EntityManager, target: ConversationTarget): Promise<number> {
   const [row] = await tx.execute<Array<{ comments: number }>>(
-    `update ${COUNTED_IN[target.kind]} set comments = comments - 1 where id = ? returning comments`,
+    `update ${TABLE_OF[target.kind]} set comments = comments - 1 where id = ? returning comments`,
     [target.id],
   );
   return row?.comments ?? 0;

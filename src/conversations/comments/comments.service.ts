@@ -9,7 +9,7 @@ import type { Principal } from '../../principal.js';
 import { checkTitleAndBody } from '../../repositories/names.js';
 import type { Repository } from '../../repositories/repository.entity.js';
 import type { Repositories } from '../../repositories/repository.service.js';
-import type { FindConversation } from '../conversation-target.js';
+import { findConversation } from '../conversation-target.js';
 import type { DescribeSubject } from './comment-subject.js';
 import { commentFields } from './comment.payload.js';
 import { commentOf, listComments, readComment } from './comment-reads.js';
@@ -26,15 +26,14 @@ export class Comments {
     private readonly deps: {
       events: EventRecorder;
       repositories: Repositories;
-      findConversation: FindConversation;
       describeSubject: DescribeSubject;
     },
   ) {}
 
   /** The comments of issue or pull request `number`, oldest first; NOT_FOUND when the number is neither. */
   async list(em: EntityManager, repo: Repository, number: number, page: Page): Promise<Connection<CommentRecord>> {
-    const [, comments] = await Promise.all([this.deps.findConversation(em, repo, number), listComments(em, repo.id, number, page)]);
-    return comments;
+    const target = await findConversation(em, repo, number);
+    return listComments(em, target, page);
   }
 
   async find(em: EntityManager, repo: Repository, id: string): Promise<CommentRecord> {

@@ -10,7 +10,7 @@ import type { Repository } from '../../repositories/repository.entity.js';
 import type { Repositories } from '../../repositories/repository.service.js';
 import type { ConversationChange, ConversationRecordsByKind } from '../conversation-changes.js';
 import { lockConversation } from '../conversation-lock.js';
-import type { FindConversation } from '../conversation-target.js';
+import { findConversation } from '../conversation-target.js';
 import { Label } from './label.entity.js';
 import type { ConversationLabelsInput, CreateLabelInput, UpdateLabelInput } from './label.inputs.js';
 import { labelPayload } from './label.payload.js';
@@ -24,7 +24,6 @@ const MAX_LABELS_PER_REPOSITORY = 1000;
 interface LabelDeps {
   events: EventRecorder;
   repositories: Repositories;
-  findConversation: FindConversation;
   records: ConversationRecordsByKind;
 }
 
@@ -145,7 +144,7 @@ export class Labels {
 
   /** The labels of an issue or pull request of a readable repository, by name. */
   async ofConversation(em: EntityManager, repo: Repository, number: number): Promise<Label[]> {
-    const target = await this.deps.findConversation(em, repo, number);
+    const target = await findConversation(em, repo, number);
     return labelsOn(em, target.repository.id, target.number);
   }
 
@@ -162,7 +161,7 @@ export class Labels {
   /** Takes one label off; NOT_FOUND when the repository has no such label or the issue does not have it. */
   async remove(em: EntityManager, viewer: Principal, repositoryId: string, number: number, name: string): Promise<boolean> {
     const repo = await this.deps.repositories.find(em, viewer, repositoryId, Permission.WRITE, 'repo');
-    const target = await this.deps.findConversation(em, repo, number);
+    const target = await findConversation(em, repo, number);
     return this.deps.events.transaction(em, async (tx) => {
       const label = await this.named(tx, repo, name);
       const removed = await tx.execute(
@@ -177,7 +176,7 @@ export class Labels {
 
   private async change(em: EntityManager, viewer: Principal, input: ConversationLabelsInput, replace: boolean): Promise<Label[]> {
     const repo = await this.deps.repositories.find(em, viewer, input.repositoryId, Permission.WRITE, 'repo');
-    const target = await this.deps.findConversation(em, repo, input.number);
+    const target = await findConversation(em, repo, input.number);
     const keys = [...new Set(input.labels.map((name) => name.trim().toLowerCase()))];
     if (keys.length > MAX_LABELS_PER_CONVERSATION) {
       throw invalid('labels', 'too_many', `an issue has at most ${MAX_LABELS_PER_CONVERSATION} labels`);

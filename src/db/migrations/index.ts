@@ -22,6 +22,7 @@ import { Migration20261128100000_IssueComments } from './Migration20261128100000
 import { Migration20261128110000_ReviewComments } from './Migration20261128110000_ReviewComments.js';
 import { Migration20261128120000_LabelsAssignees } from './Migration20261128120000_LabelsAssignees.js';
 import { Migration20261128130000_Timeline } from './Migration20261128130000_Timeline.js';
+import { Migration20261128140000_IssueListOrder } from './Migration20261128140000_IssueListOrder.js';
 
 /** Migrations in the order they apply; `npm run migration:create -- <Name>` writes new ones to add here. */
 export const MIGRATIONS = [
@@ -49,4 +50,5 @@ export const MIGRATIONS = [
   Migration20261128110000_ReviewComments,
   Migration20261128120000_LabelsAssignees,
   Migration20261128130000_Timeline,
+  Migration20261128140000_IssueListOrder,
 ];
