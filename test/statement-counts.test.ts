@@ -53,11 +53,18 @@ test('a page of pull requests with their reviews costs the same statements for 2
       const reviewed = await reviewer.post(`/repos/${repo.id}/pulls/${opened.body.number}/reviews`, { event, body: 'looked' });
       expect(reviewed.status).toBe(201);
     }
+    await repo.mergeable(opened.body.number); // one state for all: a clean pull request's view also reads its rule
   }
   const query = `query($id: ID!, $limit: Int) { repository(id: $id) { pullRequests(limit: $limit) { nodes { number
     reviews(limit: 5) { totalCount nodes { id state user { login } } } } } } }`;
-  const few = await statementsOf(query, { id: repo.id, limit: 2 });
-  const many = await statementsOf(query, { id: repo.id, limit: 12 });
+  // The fewest of three: a request may also check the token (trusted for 2 s) or note its use (once a minute).
+  const settled = async (limit: number) => {
+    const counts = [];
+    for (let i = 0; i < 3; i++) counts.push(await statementsOf(query, { id: repo.id, limit }));
+    return Math.min(...counts);
+  };
+  const few = await settled(2);
+  const many = await settled(12);
   expect(many).toBe(few);
   expect(few).toBeLessThanOrEqual(10);
 });
