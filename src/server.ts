@@ -18,7 +18,7 @@ import { reportNoSpaceTo } from './errors/no-space.js';
 import { siteValue } from './db/site-values.js';
 import { reportUnavailabilityTo } from './errors/unavailable.js';
 import { EventRecorder } from './events/event-recorder.js';
-import { timelineListener } from './conversations/timeline/timeline-listener.js';
+import { timelineListener, timelineSweep } from './conversations/timeline/timeline-listener.js';
 import { configureGitBounds } from './git/git-bounds.js';
 import { GitHosting } from './git/http/hosting.js';
 import { maintenanceJobs, maintenanceScheduler } from './git/maintenance.js';
@@ -196,6 +196,7 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
   const events = new EventRecorder(config.baseUrl);
   events.onRecord(webhookDelivery.fanOut());
   events.onRecord(timelineListener());
+  events.onRecord(timelineSweep());
   // Git hosting: Cairn's hooks (the ref fence among them), before anything can move a ref.
   const hosting = await GitHosting.start(config.dataDir, await pushCertSeed(orm, webhookDelivery.box, config.dataDir));
   const refs = new RefTransactions(orm, git, events, locks, log, hosting.hooksDir);

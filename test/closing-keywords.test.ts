@@ -2,7 +2,7 @@ import { gql } from '@urql/core';
 import { adminClient, createUser, type Client } from './support/client.js';
 import { eventsOf, GitSandbox } from './support/git.js';
 import { PullRepo } from './support/pulls.js';
-import { CairnServer } from './support/server.js';
+import { CairnServer, query } from './support/server.js';
 import { urqlClient } from './support/urql.js';
 
 /**
@@ -124,4 +124,14 @@ test('a merge into another branch closes nothing', async () => {
   await repo.mergeable(opened.body.number);
   expect((await owner.put(`/repos/${repo.id}/pulls/${opened.body.number}/merge`, {})).status).toBe(200);
   expect(await issueOf(repo, issue)).toMatchObject({ state: 'open' });
+});
+
+test("deleting a repository takes its issues' and pull requests' timelines with it", async () => {
+  const repo = await PullRepo.create(server, git, owner, 'closing-deleted', { 'a.txt': 'a\n' });
+  const issue = await openIssue(repo, 'closed, then the repository goes');
+  expect((await owner.patch(`/repos/${repo.id}/issues/${issue}`, { state: 'closed' })).status).toBe(200);
+  const items = () => query<{ n: number }>(server, 'select count(*)::int as n from timeline_items where repository_id = $1', [repo.id]);
+  expect((await items())[0]!.n).toBe(1);
+  expect((await owner.delete(`/repos/${repo.id}`)).status).toBe(200);
+  expect((await items())[0]!.n).toBe(0);
 });

@@ -6,10 +6,18 @@ import { tryGitHead } from '../git/run-git.js';
  */
 const CLOSING = /\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?):?\s+#(\d{1,9})\b/gi;
 
-/** The issue numbers that `texts` (a pull request's body, its commits' messages) say it closes, in order of first mention. */
+/** Issues one merge closes at most: the first named (a body cannot make a merge close thousands, inside its transaction). */
+const MOST_CLOSED = 50;
+
+/** The issue numbers that `texts` (a pull request's body, its commits' messages) say it closes, in order of first mention, at most MOST_CLOSED. */
 export function closingReferences(texts: Array<string | null>): number[] {
   const numbers = new Set<number>();
-  for (const text of texts) for (const match of (text ?? '').matchAll(CLOSING)) numbers.add(Number(match[1]));
+  for (const text of texts) {
+    for (const match of (text ?? '').matchAll(CLOSING)) {
+      numbers.add(Number(match[1]));
+      if (numbers.size === MOST_CLOSED) return [...numbers];
+    }
+  }
   return [...numbers];
 }
 

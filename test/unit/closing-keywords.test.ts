@@ -13,3 +13,8 @@ test('mentions, other words and numbers glued to words are not closing reference
 test('each number once, in order of first mention', () => {
   expect(closingReferences(['fixes #3 and closes #1', 'fixes #3'])).toEqual([3, 1]);
 });
+
+test('a merge closes at most the first 50 issues named', () => {
+  const body = Array.from({ length: 80 }, (_, i) => `fixes #${i + 1}`).join('\n');
+  expect(closingReferences([body])).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+});

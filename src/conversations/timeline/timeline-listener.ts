@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DomainEvent } from '../../events/domain-event.entity.js';
 import type { EventListener } from '../../events/event-recorder.js';
+import { executeBound } from '../../db/bound-query.js';
 
 /**
  * The timeline of an issue or pull request is written from the events recorded about it, by a listener
@@ -13,19 +14,70 @@ import type { EventListener } from '../../events/event-recorder.js';
 export function timelineListener(): EventListener {
   return {
     inTransaction: async (em: EntityManager, events: DomainEvent[]) => {
-      if (!events.some((event) => KEPT_TYPES.includes(event.type))) return;
-      await em.execute(insertItems(`jsonb_to_recordset(?::jsonb) as e(${EVENT_COLUMNS})`), [
+      const kept = events.filter((event) => KEPT_TYPES.includes(event.type));
+      if (!kept.length) return;
+      // Bound, not written into the SQL text, and only what the statement reads of each payload: a
+      // change recording many events about an issue with a long body (100 labels added) stays small.
+      await executeBound(em, insertItems(`jsonb_to_recordset(?::jsonb) as e(${EVENT_COLUMNS})`), [
         JSON.stringify(
-          events.map((event) => ({
+          kept.map((event) => ({
             type: event.type,
             action: event.action,
-            body: JSON.stringify(event.payload),
+            body: JSON.stringify(readOf(event.payload)),
             repository_id: event.repositoryId,
           })),
         ),
       ]);
     },
     inStatement: { sql: insertItems, done: () => undefined },
+  };
+}
+
+/**
+ * A repository's timelines leave with it: its `repository` `deleted` event, recorded in the
+ * transaction that deletes it, deletes them (an item of an issue changed in the same instant may
+ * outlive it, kept like its events are, and never read: nothing is left to read it through).
+ */
+export function timelineSweep(): EventListener {
+  return {
+    inTransaction: async (em: EntityManager, events: DomainEvent[]) => {
+      const gone = events.filter((event) => event.type === 'repository' && event.action === 'deleted').map((event) => event.repositoryId);
+      if (!gone.length) return;
+      await executeBound(em, deleteItems(`jsonb_to_recordset(?::jsonb) as e(${EVENT_COLUMNS})`), [
+        JSON.stringify(gone.map((id) => ({ type: 'repository', action: 'deleted', body: '{}', repository_id: id }))),
+      ]);
+    },
+    inStatement: { sql: deleteItems, done: () => undefined },
+  };
+}
+
+const deleteItems = (source: string) =>
+  `delete from timeline_items t
+    where t.repository_id in (select e.repository_id from ${source} where e.type = 'repository' and e.action = 'deleted')
+   returning t.id`;
+
+/** What the statement reads of a payload (insertItems): the subject's id, number, title and state's parts, and the change. */
+function readOf(payload: Record<string, unknown>): Record<string, unknown> {
+  const subject = (record: unknown) => {
+    if (!record || typeof record !== 'object') return undefined;
+    const { id, number, title, state_reason, merge_commit_sha } = record as Record<string, unknown>;
+    return { id, number, title, state_reason, merge_commit_sha };
+  };
+  const { sender, label, assignee, requested_reviewer, forced, changes, comment, review } = payload as Record<
+    string,
+    Record<string, unknown>
+  >;
+  return {
+    sender,
+    label,
+    assignee,
+    requested_reviewer,
+    forced,
+    changes: changes ? { head: changes.head, title: changes.title } : undefined,
+    comment: comment ? { id: comment.id } : undefined,
+    review: review ? { id: review.id } : undefined,
+    issue: subject(payload.issue),
+    pull_request: subject(payload.pull_request),
   };
 }
 

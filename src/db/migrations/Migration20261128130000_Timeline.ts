@@ -5,8 +5,9 @@ import { Migration } from '@mikro-orm/migrations';
  * row per thing a page shows, keyed by the issue's or pull request's id, in the order they happened.
  * `repository_id` is a plain column, as in `domain_events`: a foreign key would take the repository
  * row's lock last in every change that records an event about an issue (after the issue's row), the
- * reverse of the order a repository's deletion takes them in — a deadlock. A comment's item goes with
- * its comment (that key locks the comment, never the repository).
+ * reverse of the order a repository's deletion takes them in — a deadlock. A repository's deletion
+ * deletes its items (by its event, timeline-listener.ts); a comment's item goes with its comment
+ * (that key locks the comment, never the repository).
  */
 export class Migration20261128130000_Timeline extends Migration {
   override name = 'Migration20261128130000_Timeline';
@@ -24,6 +25,7 @@ export class Migration20261128130000_Timeline extends Migration {
       "review_id" text null,
       "details" jsonb not null default '{}');`);
     this.addSql(`create index "timeline_items_conversation" on "timeline_items" ("conversation_id", "id");`);
+    this.addSql(`create index "timeline_items_repository" on "timeline_items" ("repository_id");`);
   }
 
   override down(): void | Promise<void> {
