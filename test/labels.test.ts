@@ -258,3 +258,23 @@ test('webhooks: label created, edited, deleted; issues labeled and unlabeled, on
   expect(find('unlabeled', 'hooked-2').issue.labels).toEqual([{ name: 'hooked', color: '333333' }]);
   expect(find('unlabeled', 'hooked-2').sender).toEqual({ id: writer.userId, login: 'labels-writer' });
 });
+
+test('labels deleted while they are being added: each add answers 200 or 422, never 500, and keeps only labels that exist', async () => {
+  const raceId = (await owner.post('/repos', { name: 'labels-race' })).body.id as string;
+  const number = (await owner.post(`/repos/${raceId}/issues`, { title: 'race' })).body.number as number;
+  for (let round = 0; round < 3; round++) {
+    const names = Array.from({ length: 8 }, (_, i) => `race-${round}-${i}`);
+    for (const name of names) expect((await owner.post(`/repos/${raceId}/labels`, { name, color: '00ff00' })).status).toBe(201);
+    const answers = await Promise.all([
+      ...names.flatMap((name) => [
+        owner.post(`/repos/${raceId}/issues/${number}/labels`, { labels: [name] }),
+        owner.put(`/repos/${raceId}/issues/${number}/labels`, { labels: names }),
+      ]),
+      ...names.map((name) => owner.delete(`/repos/${raceId}/labels/${name}`)),
+    ]);
+    for (const answer of answers) expect([200, 204, 422]).toContain(answer.status);
+    const left = await owner.get(`/repos/${raceId}/issues/${number}/labels`);
+    expect(left.status).toBe(200);
+    expect(left.body).toEqual([]); // every label was deleted, and took itself off the issue
+  }
+}, 60_000);

@@ -181,19 +181,20 @@ export class Labels {
     if (keys.length > MAX_LABELS_PER_CONVERSATION) {
       throw invalid('labels', 'too_many', `an issue has at most ${MAX_LABELS_PER_CONVERSATION} labels`);
     }
-    const wanted = keys.length
-      ? await em.find(Label, { repositoryId: repo.id, nameKey: { $in: keys } }, { orderBy: { nameKey: 'asc' } })
-      : [];
-    const unknown = keys.filter((key) => !wanted.some((label) => label.nameKey === key));
-    if (unknown.length) {
-      throw invalid(
-        'labels',
-        'invalid',
-        `no label named ${unknown.map((key) => JSON.stringify(key.slice(0, 50))).join(', ')} in this repository`,
-      );
-    }
     return this.deps.events.transaction(em, async (tx) => {
       await lockConversation(tx, repo.id, target.number);
+      // Read in the transaction: a label deleted before this is unknown (422), as it would be alone.
+      const wanted = keys.length
+        ? await tx.find(Label, { repositoryId: repo.id, nameKey: { $in: keys } }, { orderBy: { nameKey: 'asc' } })
+        : [];
+      const unknown = keys.filter((key) => !wanted.some((label) => label.nameKey === key));
+      if (unknown.length) {
+        throw invalid(
+          'labels',
+          'invalid',
+          `no label named ${unknown.map((key) => JSON.stringify(key.slice(0, 50))).join(', ')} in this repository`,
+        );
+      }
       const changes: ConversationChange[] = [];
       if (replace) {
         const removed = await tx.execute<Array<{ label_id: string }>>(
@@ -204,13 +205,17 @@ export class Labels {
         const gone = await tx.find(Label, { id: { $in: removed.map((row) => row.label_id) } }, { orderBy: { nameKey: 'asc' } });
         for (const label of gone) changes.push({ action: 'unlabeled', label: labelPayload(label) });
       }
+      // From `labels` itself, each row key-share locked: a label deleted meanwhile is skipped (its
+      // deletion committed first) or waits for this transaction, so the foreign key always holds.
       const added = new Set(
         (
           await tx.execute<Array<{ label_id: string }>>(
             `insert into conversation_labels (repository_id, number, label_id, created_at)
-             select ?, ?, id, now() from jsonb_array_elements_text(?::jsonb) as id
+             select ?, ?, l.id, now() from labels l
+              where l.repository_id = ? and l.id in (select jsonb_array_elements_text(?::jsonb))
+              for key share
              on conflict do nothing returning label_id`,
-            [repo.id, target.number, JSON.stringify(wanted.map((label) => label.id))],
+            [repo.id, target.number, repo.id, JSON.stringify(wanted.map((label) => label.id))],
           )
         ).map((row) => row.label_id),
       );
