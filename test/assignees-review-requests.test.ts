@@ -86,7 +86,17 @@ test('assignees of an issue: add 201 with the record, remove 200 with it; at mos
     assignees: [ref(owner), ref(writer)],
     labels: [],
     repository_id: repo.id,
+    state_reason: null,
+    comments: 0,
+    pull_request: null,
   });
+  // The issue record: what the issue endpoints answer, plus which kind it is.
+  expect(Object.keys(added.body).sort()).toEqual(
+    [
+      ...['id', 'number', 'title', 'body', 'state', 'state_reason', 'user', 'comments', 'created_at', 'updated_at', 'closed_at'],
+      ...['repository_id', 'labels', 'assignees', 'kind', 'pull_request'],
+    ].sort(),
+  );
   expect((await reader.get(`/repos/${repo.id}/issues/${issueNumber}`)).body.assignees).toEqual([ref(owner), ref(writer)]);
 
   const noWrite = await writer.post(assignees(issueNumber), { assignees: ['asg-reader'] });
@@ -114,7 +124,15 @@ test('assignees of an issue: add 201 with the record, remove 200 with it; at mos
 test('assignees of a pull request go through the issue endpoint and show on its record', async () => {
   const added = await writer.post(assignees(pulls[0]!), { assignees: ['asg-helper1'] });
   expect(added.status).toBe(201);
-  expect(added.body).toMatchObject({ number: pulls[0], kind: 'pull_request', assignees: [ref(helpers[1]!)] });
+  expect(added.body).toMatchObject({
+    number: pulls[0],
+    kind: 'pull_request',
+    state: 'open',
+    state_reason: null,
+    comments: 0,
+    pull_request: { number: pulls[0] },
+    assignees: [ref(helpers[1]!)],
+  });
   const pr = await reader.get(`/repos/${repo.id}/pulls/${pulls[0]}`);
   expect(pr.body).toMatchObject({ assignees: [ref(helpers[1]!)], labels: [], requested_reviewers: [] });
 });

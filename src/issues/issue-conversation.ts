@@ -15,11 +15,14 @@ function conversationOf(issue: Issue): ConversationRecord {
     title: issue.title,
     body: issue.body,
     state: issue.state,
+    stateReason: issue.stateReason,
+    comments: issue.comments,
     user: actorRef(issue.user),
     createdAt: issue.createdAt,
     updatedAt: issue.updatedAt,
     closedAt: issue.closedAt,
     repositoryId: issue.repository.id,
+    pullRequest: null,
   });
 }
 
