@@ -242,3 +242,36 @@ test('webhooks: assigned, unassigned, labeled on issues and pull requests; revie
   const submitted = of('pull_request_review', 'submitted');
   expect(submitted[0].pull_request.requested_reviewers).toEqual([ref(owner)]);
 });
+
+test('a repository deleted while labels, assignees, review requests and comments change on its pull request: never a 5xx', async () => {
+  for (let round = 0; round < 3; round++) {
+    const doomed = await PullRepo.create(server, sandbox, owner, `asg-doomed-${round}`);
+    expect((await owner.put(`/repos/${doomed.id}/collaborators/asg-writer`, { permission: 'write' })).status).toBe(200);
+    await doomed.commit('work', 'work', { 'work.txt': 'work\n' });
+    await doomed.push(['work']);
+    const opened = await owner.post(`/repos/${doomed.id}/pulls`, { title: 'doomed', head: 'work', base: 'main' });
+    expect(opened.status).toBe(201);
+    const number = opened.body.number as number;
+    expect((await owner.post(`/repos/${doomed.id}/labels`, { name: 'bug', color: 'ff0000' })).status).toBe(201);
+    const on = `/repos/${doomed.id}/issues/${number}`;
+    if (round === 0) {
+      // A closed pull request's issue record is closed, as a merged one's is (never `merged`).
+      expect((await owner.patch(`/repos/${doomed.id}/pulls/${number}`, { state: 'closed' })).status).toBe(200);
+      const closed = await owner.post(`${on}/assignees`, { assignees: ['asg-writer'] });
+      expect(closed.body).toMatchObject({ state: 'closed', state_reason: null, pull_request: { number } });
+    }
+    const answers = await Promise.all([
+      ...Array.from({ length: 6 }, (_, i) => [
+        owner.post(`${on}/labels`, { labels: ['bug'] }),
+        owner.delete(`${on}/labels/bug`),
+        owner.post(`${on}/assignees`, { assignees: ['asg-writer'] }),
+        owner.delete(`${on}/assignees`, { body: { assignees: ['asg-writer'] } }),
+        owner.post(`${on}/comments`, { body: `comment ${i}` }),
+        owner.post(`/repos/${doomed.id}/pulls/${number}/requested_reviewers`, { reviewers: ['asg-writer'] }),
+      ]).flat(),
+      owner.delete(`/repos/${doomed.id}`),
+    ]);
+    for (const answer of answers) expect([200, 201, 204, 404, 409]).toContain(answer.status);
+    expect(answers.at(-1)!.status).toBe(200);
+  }
+}, 120_000);

@@ -42,7 +42,7 @@ export class Assignees {
     }
     problems.throwIfAny();
     await this.deps.events.transaction(em, async (tx) => {
-      await lockConversation(tx, repo.id, target.number);
+      await lockConversation(tx, target);
       const added = await tx.execute<Array<{ user_id: string }>>(
         `insert into conversation_assignees (repository_id, number, user_id, created_at)
          select ?, ?, id, now() from jsonb_array_elements_text(?::jsonb) as id
@@ -69,7 +69,7 @@ export class Assignees {
     const target = await findConversation(em, repo, input.number);
     const users = await usersByLogin(em, input.assignees);
     await this.deps.events.transaction(em, async (tx) => {
-      await lockConversation(tx, repo.id, target.number);
+      await lockConversation(tx, target);
       const removed = await tx.execute<Array<{ user_id: string }>>(
         `delete from conversation_assignees where repository_id = ? and number = ?
            and user_id in (select jsonb_array_elements_text(?::jsonb)) returning user_id`,

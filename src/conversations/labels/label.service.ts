@@ -163,6 +163,7 @@ export class Labels {
     const repo = await this.deps.repositories.find(em, viewer, repositoryId, Permission.WRITE, 'repo');
     const target = await findConversation(em, repo, number);
     return this.deps.events.transaction(em, async (tx) => {
+      await lockConversation(tx, target);
       const label = await this.named(tx, repo, name);
       const removed = await tx.execute(
         'delete from conversation_labels where repository_id = ? and number = ? and label_id = ? returning 1',
@@ -182,7 +183,7 @@ export class Labels {
       throw invalid('labels', 'too_many', `an issue has at most ${MAX_LABELS_PER_CONVERSATION} labels`);
     }
     return this.deps.events.transaction(em, async (tx) => {
-      await lockConversation(tx, repo.id, target.number);
+      await lockConversation(tx, target);
       // Read in the transaction: a label deleted before this is unknown (422), as it would be alone.
       const wanted = keys.length
         ? await tx.find(Label, { repositoryId: repo.id, nameKey: { $in: keys } }, { orderBy: { nameKey: 'asc' } })
