@@ -278,3 +278,20 @@ test('labels deleted while they are being added: each add answers 200 or 422, ne
     expect(left.body).toEqual([]); // every label was deleted, and took itself off the issue
   }
 }, 60_000);
+
+test('a repository has at most 1000 labels, also when they are created at once', async () => {
+  const capId = (await owner.post('/repos', { name: 'labels-cap' })).body.id as string;
+  const statuses: number[] = [];
+  // 900 first, then 150 at once: the last 100 places are raced for.
+  for (let chunk = 0; chunk < 10; chunk++) {
+    const answers = await Promise.all(
+      Array.from({ length: chunk < 9 ? 100 : 150 }, (_, i) =>
+        owner.post(`/repos/${capId}/labels`, { name: `cap-${chunk}-${i}`, color: '0000ff' }),
+      ),
+    );
+    statuses.push(...answers.map((answer) => answer.status));
+  }
+  expect(statuses.filter((status) => status === 201)).toHaveLength(1000);
+  expect(statuses.filter((status) => status !== 201).every((status) => status === 422)).toBe(true);
+  expect((await owner.get(`/repos/${capId}/labels`)).body).toHaveLength(1000);
+}, 120_000);

@@ -52,6 +52,8 @@ export class Labels {
     const name = input.name.trim();
     return this.unique(name, () =>
       this.deps.events.transaction(em, async (tx) => {
+        // One creation per repository at a time, so the count below cannot pass the cap twice.
+        await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`labels:${repo.id}`]);
         const [{ count }] = (await tx.execute('select count(*)::int as count from labels where repository_id = ?', [repo.id])) as [
           { count: number },
         ];
