@@ -275,3 +275,37 @@ test('a repository deleted while labels, assignees, review requests and comments
     expect(answers.at(-1)!.status).toBe(200);
   }
 }, 120_000);
+
+test('a login repeated tens of thousands of times is one login: answered at once; more distinct logins than the cap 422 before any lookup', async () => {
+  const many = Array.from({ length: 60_000 }, (_, i) => (i % 2 ? 'asg-helper3' : 'ASG-HELPER3'));
+  const started = Date.now();
+  const added = await writer.post(`/repos/${repo.id}/issues/${issueNumber}/assignees`, { assignees: many });
+  expect(added.status).toBe(201);
+  const removed = await writer.delete(`/repos/${repo.id}/issues/${issueNumber}/assignees`, { body: { assignees: many } });
+  expect(removed.status).toBe(204);
+  const requested = await writer.post(reviewers(pulls[0]!), { reviewers: many.map(() => 'asg-reader') });
+  expect(requested.status).toBe(201);
+  expect((await writer.delete(reviewers(pulls[0]!), { body: { reviewers: ['asg-reader'] } })).status).toBe(204);
+  expect(Date.now() - started).toBeLessThan(10_000);
+
+  const sixteen = await writer.post(reviewers(pulls[0]!), { reviewers: Array.from({ length: 16 }, (_, i) => `nobody-${i}`) });
+  expect(sixteen.status).toBe(422);
+  expect(sixteen.body.error.details).toEqual([expect.objectContaining({ field: 'reviewers', code: 'too_many' })]);
+  const eleven = await writer.delete(`/repos/${repo.id}/issues/${issueNumber}/assignees`, {
+    body: { assignees: Array.from({ length: 11 }, (_, i) => `nobody-${i}`) },
+  });
+  expect(eleven.status).toBe(422);
+});
+
+test('a list filter names at most 100 labels (REST labels= and the GraphQL argument)', async () => {
+  const names = (n: number) => Array.from({ length: n }, (_, i) => `l${i}`);
+  expect((await reader.get(`/repos/${repo.id}/pulls?labels=${names(100).join(',')}`)).status).toBe(200);
+  const rest = await reader.get(`/repos/${repo.id}/issues?labels=${names(101).join(',')}`);
+  expect(rest.status).toBe(422);
+  expect(rest.body.error.details).toEqual([expect.objectContaining({ field: 'labels', code: 'too_many' })]);
+  const graphql = await reader.graphql(
+    `query ($id: ID!, $labels: [String!]) { repository(id: $id) { issues(labels: $labels) { totalCount } } }`,
+    { id: repo.id, labels: names(101) },
+  );
+  expect(JSON.stringify(graphql.errors)).toContain('too_many');
+});
