@@ -40,7 +40,10 @@ export class ConversationRecord {
   @Field({ description: 'open or closed (a merged pull request is closed).' })
   state!: 'open' | 'closed';
 
-  @Field(() => String, { nullable: true, description: "Why an issue is closed (completed, not_planned) or reopened; null for a pull request." })
+  @Field(() => String, {
+    nullable: true,
+    description: 'Why an issue is closed (completed, not_planned) or reopened; null for a pull request.',
+  })
   stateReason!: string | null;
 
   @Field(() => Int, { description: 'How many comments it has.' })
