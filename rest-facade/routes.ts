@@ -48,8 +48,8 @@ export const PAGE_QUERY: readonly QueryParam[] = [
 export function filterParams(query: Record<string, FromClient | undefined>) {
   const labels: unknown = query.labels;
   return {
-    // `labels=a,b`: the names, split on commas (a name cannot hold one); anything else goes to GraphQL to judge.
-    labels: typeof labels === 'string' ? labels.split(',').filter((name) => name !== '') : query.labels,
+    // `labels=a,b` as it came, as a list of one: the service splits it; anything else goes to GraphQL to judge.
+    labels: typeof labels === 'string' ? [labels] : query.labels,
     assignee: query.assignee,
     creator: query.creator,
     sort: query.sort,

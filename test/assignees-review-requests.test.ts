@@ -86,7 +86,17 @@ test('assignees of an issue: add 201 with the record, remove 200 with it; at mos
     assignees: [ref(owner), ref(writer)],
     labels: [],
     repository_id: repo.id,
+    state_reason: null,
+    comments: 0,
+    pull_request: null,
   });
+  // The issue record: what the issue endpoints answer, plus which kind it is.
+  expect(Object.keys(added.body).sort()).toEqual(
+    [
+      ...['id', 'number', 'title', 'body', 'state', 'state_reason', 'user', 'comments', 'created_at', 'updated_at', 'closed_at'],
+      ...['repository_id', 'labels', 'assignees', 'kind', 'pull_request'],
+    ].sort(),
+  );
   expect((await reader.get(`/repos/${repo.id}/issues/${issueNumber}`)).body.assignees).toEqual([ref(owner), ref(writer)]);
 
   const noWrite = await writer.post(assignees(issueNumber), { assignees: ['asg-reader'] });
@@ -114,7 +124,15 @@ test('assignees of an issue: add 201 with the record, remove 200 with it; at mos
 test('assignees of a pull request go through the issue endpoint and show on its record', async () => {
   const added = await writer.post(assignees(pulls[0]!), { assignees: ['asg-helper1'] });
   expect(added.status).toBe(201);
-  expect(added.body).toMatchObject({ number: pulls[0], kind: 'pull_request', assignees: [ref(helpers[1]!)] });
+  expect(added.body).toMatchObject({
+    number: pulls[0],
+    kind: 'pull_request',
+    state: 'open',
+    state_reason: null,
+    comments: 0,
+    pull_request: { number: pulls[0] },
+    assignees: [ref(helpers[1]!)],
+  });
   const pr = await reader.get(`/repos/${repo.id}/pulls/${pulls[0]}`);
   expect(pr.body).toMatchObject({ assignees: [ref(helpers[1]!)], labels: [], requested_reviewers: [] });
 });
@@ -223,4 +241,71 @@ test('webhooks: assigned, unassigned, labeled on issues and pull requests; revie
   // The review fulfilled the reader's request without an event of its own: its record shows it gone.
   const submitted = of('pull_request_review', 'submitted');
   expect(submitted[0].pull_request.requested_reviewers).toEqual([ref(owner)]);
+});
+
+test('a repository deleted while labels, assignees, review requests and comments change on its pull request: never a 5xx', async () => {
+  for (let round = 0; round < 3; round++) {
+    const doomed = await PullRepo.create(server, sandbox, owner, `asg-doomed-${round}`);
+    expect((await owner.put(`/repos/${doomed.id}/collaborators/asg-writer`, { permission: 'write' })).status).toBe(200);
+    await doomed.commit('work', 'work', { 'work.txt': 'work\n' });
+    await doomed.push(['work']);
+    const opened = await owner.post(`/repos/${doomed.id}/pulls`, { title: 'doomed', head: 'work', base: 'main' });
+    expect(opened.status).toBe(201);
+    const number = opened.body.number as number;
+    expect((await owner.post(`/repos/${doomed.id}/labels`, { name: 'bug', color: 'ff0000' })).status).toBe(201);
+    const on = `/repos/${doomed.id}/issues/${number}`;
+    if (round === 0) {
+      // A closed pull request's issue record is closed, as a merged one's is (never `merged`).
+      expect((await owner.patch(`/repos/${doomed.id}/pulls/${number}`, { state: 'closed' })).status).toBe(200);
+      const closed = await owner.post(`${on}/assignees`, { assignees: ['asg-writer'] });
+      expect(closed.body).toMatchObject({ state: 'closed', state_reason: null, pull_request: { number } });
+    }
+    const answers = await Promise.all([
+      ...Array.from({ length: 6 }, (_, i) => [
+        owner.post(`${on}/labels`, { labels: ['bug'] }),
+        owner.delete(`${on}/labels/bug`),
+        owner.post(`${on}/assignees`, { assignees: ['asg-writer'] }),
+        owner.delete(`${on}/assignees`, { body: { assignees: ['asg-writer'] } }),
+        owner.post(`${on}/comments`, { body: `comment ${i}` }),
+        owner.post(`/repos/${doomed.id}/pulls/${number}/requested_reviewers`, { reviewers: ['asg-writer'] }),
+      ]).flat(),
+      owner.delete(`/repos/${doomed.id}`),
+    ]);
+    for (const answer of answers) expect([200, 201, 204, 404, 409]).toContain(answer.status);
+    expect(answers.at(-1)!.status).toBe(200);
+  }
+}, 120_000);
+
+test('a login repeated tens of thousands of times is one login: answered at once; more distinct logins than the cap 422 before any lookup', async () => {
+  const many = Array.from({ length: 60_000 }, (_, i) => (i % 2 ? 'asg-helper3' : 'ASG-HELPER3'));
+  const started = Date.now();
+  const added = await writer.post(`/repos/${repo.id}/issues/${issueNumber}/assignees`, { assignees: many });
+  expect(added.status).toBe(201);
+  const removed = await writer.delete(`/repos/${repo.id}/issues/${issueNumber}/assignees`, { body: { assignees: many } });
+  expect(removed.status).toBe(204);
+  const requested = await writer.post(reviewers(pulls[0]!), { reviewers: many.map(() => 'asg-reader') });
+  expect(requested.status).toBe(201);
+  expect((await writer.delete(reviewers(pulls[0]!), { body: { reviewers: ['asg-reader'] } })).status).toBe(204);
+  expect(Date.now() - started).toBeLessThan(10_000);
+
+  const sixteen = await writer.post(reviewers(pulls[0]!), { reviewers: Array.from({ length: 16 }, (_, i) => `nobody-${i}`) });
+  expect(sixteen.status).toBe(422);
+  expect(sixteen.body.error.details).toEqual([expect.objectContaining({ field: 'reviewers', code: 'too_many' })]);
+  const eleven = await writer.delete(`/repos/${repo.id}/issues/${issueNumber}/assignees`, {
+    body: { assignees: Array.from({ length: 11 }, (_, i) => `nobody-${i}`) },
+  });
+  expect(eleven.status).toBe(422);
+});
+
+test('a list filter names at most 100 labels (REST labels= and the GraphQL argument)', async () => {
+  const names = (n: number) => Array.from({ length: n }, (_, i) => `l${i}`);
+  expect((await reader.get(`/repos/${repo.id}/pulls?labels=${names(100).join(',')}`)).status).toBe(200);
+  const rest = await reader.get(`/repos/${repo.id}/issues?labels=${names(101).join(',')}`);
+  expect(rest.status).toBe(422);
+  expect(rest.body.error.details).toEqual([expect.objectContaining({ field: 'labels', code: 'too_many' })]);
+  const graphql = await reader.graphql(
+    `query ($id: ID!, $labels: [String!]) { repository(id: $id) { issues(labels: $labels) { totalCount } } }`,
+    { id: repo.id, labels: names(101) },
+  );
+  expect(JSON.stringify(graphql.errors)).toContain('too_many');
 });

@@ -258,3 +258,40 @@ test('webhooks: label created, edited, deleted; issues labeled and unlabeled, on
   expect(find('unlabeled', 'hooked-2').issue.labels).toEqual([{ name: 'hooked', color: '333333' }]);
   expect(find('unlabeled', 'hooked-2').sender).toEqual({ id: writer.userId, login: 'labels-writer' });
 });
+
+test('labels deleted while they are being added: each add answers 200 or 422, never 500, and keeps only labels that exist', async () => {
+  const raceId = (await owner.post('/repos', { name: 'labels-race' })).body.id as string;
+  const number = (await owner.post(`/repos/${raceId}/issues`, { title: 'race' })).body.number as number;
+  for (let round = 0; round < 3; round++) {
+    const names = Array.from({ length: 8 }, (_, i) => `race-${round}-${i}`);
+    for (const name of names) expect((await owner.post(`/repos/${raceId}/labels`, { name, color: '00ff00' })).status).toBe(201);
+    const answers = await Promise.all([
+      ...names.flatMap((name) => [
+        owner.post(`/repos/${raceId}/issues/${number}/labels`, { labels: [name] }),
+        owner.put(`/repos/${raceId}/issues/${number}/labels`, { labels: names }),
+      ]),
+      ...names.map((name) => owner.delete(`/repos/${raceId}/labels/${name}`)),
+    ]);
+    for (const answer of answers) expect([200, 204, 422]).toContain(answer.status);
+    const left = await owner.get(`/repos/${raceId}/issues/${number}/labels`);
+    expect(left.status).toBe(200);
+    expect(left.body).toEqual([]); // every label was deleted, and took itself off the issue
+  }
+}, 60_000);
+
+test('a repository has at most 1000 labels, also when they are created at once', async () => {
+  const capId = (await owner.post('/repos', { name: 'labels-cap' })).body.id as string;
+  const statuses: number[] = [];
+  // 900 first, then 150 at once: the last 100 places are raced for.
+  for (let chunk = 0; chunk < 10; chunk++) {
+    const answers = await Promise.all(
+      Array.from({ length: chunk < 9 ? 100 : 150 }, (_, i) =>
+        owner.post(`/repos/${capId}/labels`, { name: `cap-${chunk}-${i}`, color: '0000ff' }),
+      ),
+    );
+    statuses.push(...answers.map((answer) => answer.status));
+  }
+  expect(statuses.filter((status) => status === 201)).toHaveLength(1000);
+  expect(statuses.filter((status) => status !== 201).every((status) => status === 422)).toBe(true);
+  expect((await owner.get(`/repos/${capId}/labels`)).body).toHaveLength(1000);
+}, 120_000);

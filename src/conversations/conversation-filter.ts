@@ -1,3 +1,4 @@
+import { invalid } from '../errors/domain-error.js';
 import { ArgsType, Field, registerEnumType } from 'type-graphql';
 
 export enum ConversationSort {
@@ -15,7 +16,11 @@ registerEnumType(SortDirection, { name: 'SortDirection' });
 /** The filters and order the lists of issues and of pull requests take alike. */
 @ArgsType()
 export class ConversationFilterArgs {
-  @Field(() => [String], { nullable: true, description: 'Only those having every one of these labels (names, any case).' })
+  @Field(() => [String], {
+    nullable: true,
+    description:
+      'Only those having every one of these labels (names, any case; an entry may hold several separated by commas); at most 100.',
+  })
   labels?: string[] | null;
 
   @Field(() => String, { nullable: true, description: 'Only those assigned to this login; `none`: only those assigned to nobody.' })
@@ -29,6 +34,26 @@ export class ConversationFilterArgs {
 
   @Field(() => SortDirection, { defaultValue: SortDirection.DESC, description: 'Ties are ordered by id, the same way.' })
   direction!: SortDirection;
+}
+
+/** At most this many label names in one filter. */
+const MOST_LABELS = 100;
+
+/**
+ * The distinct label names of a filter, lowercase: each entry may itself hold several separated by
+ * commas (`labels=a,b` as the REST lists take it; a label name cannot hold a comma). More than
+ * MOST_LABELS: 422.
+ */
+function labelKeys(labels: string[] | null | undefined): string[] {
+  const keys = new Set<string>();
+  for (const entry of labels ?? []) {
+    for (const name of entry.split(',')) {
+      const key = name.trim().toLowerCase();
+      if (key !== '') keys.add(key);
+      if (keys.size > MOST_LABELS) throw invalid('labels', 'too_many', `a list filters by at most ${MOST_LABELS} labels`);
+    }
+  }
+  return [...keys];
 }
 
 /** A filter as SQL over the rows aliased `a` (issues or pull requests): conditions to AND in, their parameters, and the order. */
@@ -51,7 +76,7 @@ export interface FilterSql {
 export function filterSql(filter: Partial<ConversationFilterArgs>, repositoryId: string): FilterSql {
   const where: string[] = [];
   const params: unknown[] = [];
-  const labels = [...new Set((filter.labels ?? []).map((name) => name.trim().toLowerCase()).filter((name) => name !== ''))];
+  const labels = labelKeys(filter.labels);
   if (labels.length) {
     where.push(`a.number in (
       select cl.number from conversation_labels cl

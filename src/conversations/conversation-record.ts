@@ -8,6 +8,13 @@ export enum ConversationKind {
 }
 registerEnumType(ConversationKind, { name: 'ConversationKind' });
 
+/** What marks the issue record of a pull request (as GitHub's issue endpoints answer one). */
+@ObjectType('ConversationPullRequest', { description: 'Present when the issue record is that of a pull request.' })
+export class ConversationPullRequest {
+  @Field(() => Int)
+  number!: number;
+}
+
 /**
  * An issue or a pull request as one record (what GitHub's issue endpoints answer for either): what
  * a change made through the number answers with, whichever it is. Its labels and assignees are
@@ -21,7 +28,7 @@ export class ConversationRecord {
   @Field(() => Int)
   number!: number;
 
-  @Field(() => ConversationKind)
+  @Field(() => ConversationKind, { description: 'Which it is (`pull_request` also says so).' })
   kind!: ConversationKind;
 
   @Field()
@@ -30,8 +37,17 @@ export class ConversationRecord {
   @Field(() => String, { nullable: true })
   body!: string | null;
 
-  @Field({ description: 'open or closed; merged for a merged pull request.' })
-  state!: string;
+  @Field({ description: 'open or closed (a merged pull request is closed).' })
+  state!: 'open' | 'closed';
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'Why an issue is closed (completed, not_planned) or reopened; null for a pull request.',
+  })
+  stateReason!: string | null;
+
+  @Field(() => Int, { description: 'How many comments it has.' })
+  comments!: number;
 
   @Field(() => Actor)
   user!: ActorRef;
@@ -47,4 +63,7 @@ export class ConversationRecord {
 
   @Field(() => ID)
   repositoryId!: string;
+
+  @Field(() => ConversationPullRequest, { nullable: true, description: 'Only for a pull request: its number.' })
+  pullRequest!: ConversationPullRequest | null;
 }

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ConversationRecords } from '../conversations/conversation-changes.js';
 import { ConversationKind, ConversationRecord } from '../conversations/conversation-record.js';
+import { notFound } from '../errors/domain-error.js';
 import type { EventRecorder } from '../events/event-recorder.js';
 import { actorRef } from '../events/payloads.js';
 import { Issue } from './issue.entity.js';
@@ -15,11 +16,14 @@ function conversationOf(issue: Issue): ConversationRecord {
     title: issue.title,
     body: issue.body,
     state: issue.state,
+    stateReason: issue.stateReason,
+    comments: issue.comments,
     user: actorRef(issue.user),
     createdAt: issue.createdAt,
     updatedAt: issue.updatedAt,
     closedAt: issue.closedAt,
     repositoryId: issue.repository.id,
+    pullRequest: null,
   });
 }
 
@@ -35,7 +39,8 @@ export function issueConversations(events: EventRecorder): ConversationRecords {
         new Date(),
         target.id,
       ]);
-      if (!row) return;
+      // The row is locked by lockConversation, so it is there; were it not, the change rolls back rather than go without its events.
+      if (!row) throw notFound('issue');
       const issue = await tx.findOneOrFail(Issue, { id: target.id }, { populate: ['user'], refresh: true });
       const record = await issueRecord(tx, issue);
       const repository = target.repository;

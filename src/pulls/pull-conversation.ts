@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ConversationRecords } from '../conversations/conversation-changes.js';
 import { ConversationKind, ConversationRecord } from '../conversations/conversation-record.js';
 import type { PullDeps } from './pull-request.deps.js';
+import { PullRequestState } from './pull-request.entity.js';
 import { pullRequestRecord } from './pull-request.payload.js';
 import { findPullRequest, readPullRequest } from './pull-request.reads.js';
 import { lockPullRequest } from './pull-request.writes.js';
@@ -20,12 +21,15 @@ export function pullConversations(deps: Pick<PullDeps, 'events' | 'headStatuses'
         kind: ConversationKind.PULL_REQUEST,
         title: view.title,
         body: view.body,
-        state: view.state,
+        state: view.state === PullRequestState.OPEN ? 'open' : 'closed',
+        stateReason: null,
+        comments: view.commentCount,
         user: view.user,
         createdAt: view.createdAt,
         updatedAt: view.updatedAt,
         closedAt: view.closedAt,
         repositoryId: view.repositoryId,
+        pullRequest: { number: view.number },
       });
     },
 

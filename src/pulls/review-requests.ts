@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { holds, Permission, userPermission } from '../auth/permissions.js';
-import { invalid, Problems } from '../errors/domain-error.js';
+import { holds, Permission } from '../auth/permissions.js';
+import { loginKeys, usersByLogin } from '../conversations/assignees/users-by-login.js';
+import { Problems } from '../errors/domain-error.js';
 import type { ActorRef } from '../events/payloads.js';
 import type { Principal } from '../principal.js';
 import type { Repository } from '../repositories/repository.entity.js';
@@ -27,19 +28,28 @@ export async function requestReviewers(
   input: ReviewRequestsInput,
 ): Promise<Repository> {
   const repo = await deps.repositories.find(em, viewer, input.repositoryId, Permission.WRITE, 'repo');
+  const keys = loginKeys(input.reviewers, 'reviewers', MOST_AT_ONCE);
   const loaded = await findPullRequest(em, repo, input.number);
-  const users = await reviewersByLogin(em, input.reviewers);
+  const users = await usersByLogin(em, repo.id, keys);
   const problems = new Problems();
-  for (const login of input.reviewers) {
-    const user = users.get(login.toLowerCase());
-    if (!user) problems.add('reviewers', 'invalid', `no user ${JSON.stringify(login.slice(0, 40))}`);
+  for (const key of keys) {
+    const user = users.get(key);
+    if (!user) problems.add('reviewers', 'invalid', `no user ${JSON.stringify(key.slice(0, 40))}`);
     else if (user.id === loaded.user.id) problems.add('reviewers', 'invalid', 'the author of a pull request cannot review it');
-    else if (repo.private && !holds(await userPermission(em, user.id, repo.id), Permission.READ)) {
+    else if (repo.private && !holds(user.permission, Permission.READ)) {
       problems.add('reviewers', 'invalid', `${user.login} cannot be a reviewer: reviewers need read access to the repository`);
     }
   }
   problems.throwIfAny();
-  await changeRequests(deps, em, viewer, repo, loaded, [...users.values()], 'review_requested');
+  await changeRequests(
+    deps,
+    em,
+    viewer,
+    repo,
+    loaded,
+    [...users.values()].map(({ id, login }) => ({ id, login })),
+    'review_requested',
+  );
   return repo;
 }
 
@@ -51,9 +61,18 @@ export async function removeReviewRequests(
   input: ReviewRequestsInput,
 ): Promise<Repository> {
   const repo = await deps.repositories.find(em, viewer, input.repositoryId, Permission.WRITE, 'repo');
+  const keys = loginKeys(input.reviewers, 'reviewers', MOST_AT_ONCE);
   const loaded = await findPullRequest(em, repo, input.number);
-  const users = await reviewersByLogin(em, input.reviewers);
-  await changeRequests(deps, em, viewer, repo, loaded, [...users.values()], 'review_request_removed');
+  const users = await usersByLogin(em, repo.id, keys);
+  await changeRequests(
+    deps,
+    em,
+    viewer,
+    repo,
+    loaded,
+    [...users.values()].map(({ id, login }) => ({ id, login })),
+    'review_request_removed',
+  );
   return repo;
 }
 
@@ -106,16 +125,4 @@ async function changeRequests(
         })),
     );
   });
-}
-
-/** The users with these logins (any case), by lowercase login. */
-async function reviewersByLogin(em: EntityManager, logins: string[]): Promise<Map<string, ActorRef>> {
-  const keys = [...new Set(logins.map((login) => login.toLowerCase()))];
-  if (keys.length > MOST_AT_ONCE) throw invalid('reviewers', 'too_many', `at most ${MOST_AT_ONCE} reviewers at once`);
-  if (keys.length === 0) return new Map();
-  const rows = await em.execute<Array<{ id: string; login: string; login_key: string }>>(
-    'select id, login, login_key from users where login_key in (select jsonb_array_elements_text(?::jsonb))',
-    [JSON.stringify(keys)],
-  );
-  return new Map(rows.map((row) => [row.login_key, { id: row.id, login: row.login }]));
 }

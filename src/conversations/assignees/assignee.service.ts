@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { holds, Permission, userPermission } from '../../auth/permissions.js';
+import { holds, Permission } from '../../auth/permissions.js';
 import { invalid, Problems } from '../../errors/domain-error.js';
 import type { EventRecorder } from '../../events/event-recorder.js';
 import type { Principal } from '../../principal.js';
@@ -9,6 +9,7 @@ import { lockConversation } from '../conversation-lock.js';
 import type { ConversationRecord } from '../conversation-record.js';
 import { findConversation } from '../conversation-target.js';
 import type { AssigneesInput } from './assignee.inputs.js';
+import { loginKeys, usersByLogin } from './users-by-login.js';
 
 /** GitHub's bound: an issue or pull request has at most this many assignees. */
 const MAX_ASSIGNEES = 10;
@@ -29,20 +30,21 @@ export class Assignees {
 
   async add(em: EntityManager, viewer: Principal, input: AssigneesInput): Promise<ConversationRecord> {
     const repo = await this.deps.repositories.find(em, viewer, input.repositoryId, Permission.WRITE, 'repo');
+    const keys = loginKeys(input.assignees, 'assignees', MAX_ASSIGNEES);
     const target = await findConversation(em, repo, input.number);
-    const users = await usersByLogin(em, input.assignees);
-    const problems = new Problems();
-    if (users.size > MAX_ASSIGNEES) problems.add('assignees', 'too_many', `an issue has at most ${MAX_ASSIGNEES} assignees`);
-    for (const login of input.assignees) {
-      const user = users.get(login.toLowerCase());
-      if (!user) problems.add('assignees', 'invalid', `no user ${JSON.stringify(login.slice(0, 40))}`);
-      else if (!holds(await userPermission(em, user.id, repo.id), Permission.WRITE)) {
-        problems.add('assignees', 'invalid', `${user.login} cannot be assigned: assignees need write access to the repository`);
-      }
-    }
-    problems.throwIfAny();
     await this.deps.events.transaction(em, async (tx) => {
-      await lockConversation(tx, repo.id, target.number);
+      await lockConversation(tx, target);
+      // Decided under the lock: a collaborator removed meanwhile is not assigned.
+      const users = await usersByLogin(tx, repo.id, keys);
+      const problems = new Problems();
+      for (const key of keys) {
+        const user = users.get(key);
+        if (!user) problems.add('assignees', 'invalid', `no user ${JSON.stringify(key.slice(0, 40))}`);
+        else if (!holds(user.permission, Permission.WRITE)) {
+          problems.add('assignees', 'invalid', `${user.login} cannot be assigned: assignees need write access to the repository`);
+        }
+      }
+      problems.throwIfAny();
       const added = await tx.execute<Array<{ user_id: string }>>(
         `insert into conversation_assignees (repository_id, number, user_id, created_at)
          select ?, ?, id, now() from jsonb_array_elements_text(?::jsonb) as id
@@ -66,10 +68,11 @@ export class Assignees {
   /** Logins that are not assigned (or not users) change nothing. */
   async remove(em: EntityManager, viewer: Principal, input: AssigneesInput): Promise<ConversationRecord> {
     const repo = await this.deps.repositories.find(em, viewer, input.repositoryId, Permission.WRITE, 'repo');
+    const keys = loginKeys(input.assignees, 'assignees', MAX_ASSIGNEES);
     const target = await findConversation(em, repo, input.number);
-    const users = await usersByLogin(em, input.assignees);
+    const users = await usersByLogin(em, repo.id, keys);
     await this.deps.events.transaction(em, async (tx) => {
-      await lockConversation(tx, repo.id, target.number);
+      await lockConversation(tx, target);
       const removed = await tx.execute<Array<{ user_id: string }>>(
         `delete from conversation_assignees where repository_id = ? and number = ?
            and user_id in (select jsonb_array_elements_text(?::jsonb)) returning user_id`,
@@ -83,17 +86,4 @@ export class Assignees {
     });
     return this.deps.records[target.kind].read(em, target);
   }
-}
-
-/** The users with these logins (any case), by lowercase login, in the order given. */
-async function usersByLogin(em: EntityManager, logins: string[]): Promise<Map<string, { id: string; login: string }>> {
-  const keys = [...new Set(logins.map((login) => login.toLowerCase()))];
-  if (keys.length === 0) return new Map();
-  if (keys.length > 100) throw invalid('assignees', 'too_many', `at most ${MAX_ASSIGNEES} assignees`);
-  const rows = await em.execute<Array<{ id: string; login: string; login_key: string }>>(
-    'select id, login, login_key from users where login_key in (select jsonb_array_elements_text(?::jsonb))',
-    [JSON.stringify(keys)],
-  );
-  const found = new Map(rows.map((row) => [row.login_key, row]));
-  return new Map(keys.filter((key) => found.has(key)).map((key) => [key, { id: found.get(key)!.id, login: found.get(key)!.login }]));
 }

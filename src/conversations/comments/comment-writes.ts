@@ -36,9 +36,11 @@ export async function insertComment(posting: Posting): Promise<boolean> {
 /**
  * ONE statement, its own transaction: the issue's (or pull request's) count goes up by the batch,
  * the comments are inserted, and their events recorded, each with the count as it was after its
- * own comment (the stand-in's value). The repository's KEY SHARE lock comes first, as the foreign
- * key takes it anyway, so locks are taken repository first, as deleting one takes them; a
- * repository deleted meanwhile makes nothing.
+ * own comment (the stand-in's value). Locks come in the order a repository's deletion takes them
+ * (its pull requests' rows, then its own row, then its issues' rows by cascade): an issue's comment
+ * takes the repository's KEY SHARE lock first, as the foreign key takes it anyway; a pull
+ * request's takes its row first, and the repository's lock only with the foreign key at the end of
+ * the statement. A repository deleted meanwhile makes nothing.
  */
 function insertComments(batch: Posting[]) {
   const first = batch[0]!;
@@ -58,7 +60,7 @@ function insertComments(batch: Posting[]) {
                  as t(id text, position int, user_id text, body text, created_at timestamptz, updated_at timestamptz)),
              counted as (
                update ${TABLE_OF[first.target.kind]} set comments = comments + (select count(*)::int from posted)
-                where id = ? and repository_id = (select r.id from repositories r where r.id = ? for key share)
+                where id = ?${first.target.kind === 'issue' ? ' and repository_id = (select r.id from repositories r where r.id = ? for key share)' : ''}
                returning repository_id, number, comments),
              created as (
                insert into issue_comments (id, repository_id, number, user_id, body, created_at, updated_at)
@@ -67,7 +69,7 @@ function insertComments(batch: Posting[]) {
              made as (
                select p.id, c.comments - (select count(*)::int from posted) + p.position as comment_count
                  from created m join posted p on p.id = m.id, counted c)`,
-      params: [JSON.stringify(rows), first.target.id, first.target.repository.id],
+      params: [JSON.stringify(rows), first.target.id, ...(first.target.kind === 'issue' ? [first.target.repository.id] : [])],
       made: 'made',
       key: 'id',
       value: 'comment_count',

@@ -52,6 +52,8 @@ export class Labels {
     const name = input.name.trim();
     return this.unique(name, () =>
       this.deps.events.transaction(em, async (tx) => {
+        // One creation per repository at a time, so the count below cannot pass the cap twice.
+        await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`labels:${repo.id}`]);
         const [{ count }] = (await tx.execute('select count(*)::int as count from labels where repository_id = ?', [repo.id])) as [
           { count: number },
         ];
@@ -163,6 +165,7 @@ export class Labels {
     const repo = await this.deps.repositories.find(em, viewer, repositoryId, Permission.WRITE, 'repo');
     const target = await findConversation(em, repo, number);
     return this.deps.events.transaction(em, async (tx) => {
+      await lockConversation(tx, target);
       const label = await this.named(tx, repo, name);
       const removed = await tx.execute(
         'delete from conversation_labels where repository_id = ? and number = ? and label_id = ? returning 1',
@@ -181,19 +184,20 @@ export class Labels {
     if (keys.length > MAX_LABELS_PER_CONVERSATION) {
       throw invalid('labels', 'too_many', `an issue has at most ${MAX_LABELS_PER_CONVERSATION} labels`);
     }
-    const wanted = keys.length
-      ? await em.find(Label, { repositoryId: repo.id, nameKey: { $in: keys } }, { orderBy: { nameKey: 'asc' } })
-      : [];
-    const unknown = keys.filter((key) => !wanted.some((label) => label.nameKey === key));
-    if (unknown.length) {
-      throw invalid(
-        'labels',
-        'invalid',
-        `no label named ${unknown.map((key) => JSON.stringify(key.slice(0, 50))).join(', ')} in this repository`,
-      );
-    }
     return this.deps.events.transaction(em, async (tx) => {
-      await lockConversation(tx, repo.id, target.number);
+      await lockConversation(tx, target);
+      // Read in the transaction: a label deleted before this is unknown (422), as it would be alone.
+      const wanted = keys.length
+        ? await tx.find(Label, { repositoryId: repo.id, nameKey: { $in: keys } }, { orderBy: { nameKey: 'asc' } })
+        : [];
+      const unknown = keys.filter((key) => !wanted.some((label) => label.nameKey === key));
+      if (unknown.length) {
+        throw invalid(
+          'labels',
+          'invalid',
+          `no label named ${unknown.map((key) => JSON.stringify(key.slice(0, 50))).join(', ')} in this repository`,
+        );
+      }
       const changes: ConversationChange[] = [];
       if (replace) {
         const removed = await tx.execute<Array<{ label_id: string }>>(
@@ -204,13 +208,17 @@ export class Labels {
         const gone = await tx.find(Label, { id: { $in: removed.map((row) => row.label_id) } }, { orderBy: { nameKey: 'asc' } });
         for (const label of gone) changes.push({ action: 'unlabeled', label: labelPayload(label) });
       }
+      // From `labels` itself, each row key-share locked: a label deleted meanwhile is skipped (its
+      // deletion committed first) or waits for this transaction, so the foreign key always holds.
       const added = new Set(
         (
           await tx.execute<Array<{ label_id: string }>>(
             `insert into conversation_labels (repository_id, number, label_id, created_at)
-             select ?, ?, id, now() from jsonb_array_elements_text(?::jsonb) as id
+             select ?, ?, l.id, now() from labels l
+              where l.repository_id = ? and l.id in (select jsonb_array_elements_text(?::jsonb))
+              for key share
              on conflict do nothing returning label_id`,
-            [repo.id, target.number, JSON.stringify(wanted.map((label) => label.id))],
+            [repo.id, target.number, repo.id, JSON.stringify(wanted.map((label) => label.id))],
           )
         ).map((row) => row.label_id),
       );
