@@ -11,7 +11,7 @@ import { limitError, requestError } from './request-error.js';
 // every other package resolves to; its CommonJS build shares theirs.
 const { getComplexity } = createRequire(import.meta.url)('graphql-query-complexity') as { getComplexity: typeof GetComplexity };
 
-/** What an unpaged list (collaborators, webhooks, a tree, attempts) counts as: its usual size, not its worst. */
+/** What an unpaged list (collaborators, webhooks, a tree, attempts) counts as: its usual size, not its worst, unless it declares one. */
 const UNPAGED_LIST_SIZE = 20;
 
 /** Introspection (`__schema`, `__type` and the fields of their types) is read from the schema in memory. */
@@ -36,7 +36,9 @@ const pageAwareEstimator: ComplexityEstimator = ({ type, field, args, childCompl
   }
   // A connection's `nodes` is the page its paged parent field already counted.
   const isPage = field.name === 'nodes' && 'hasMore' in (type as GraphQLObjectType).getFields();
-  if (!isPage && isList) return base + UNPAGED_LIST_SIZE * children;
+  // A bounded list may declare its usual size (`@Extensions({ listSize })`: the assignees of an issue).
+  const size = typeof field.extensions?.listSize === 'number' ? field.extensions.listSize : UNPAGED_LIST_SIZE;
+  if (!isPage && isList) return base + size * children;
   return base + childComplexity;
 };
 

@@ -38,6 +38,18 @@ export const MAX_COST = 20_000;
 export const GIT_FIELD_COST = 50;
 /** Cost of a field that answers a file's text, up to 1 MiB: a thousand rows' worth (a query holds at most 20 of them). */
 export const BLOB_FIELD_COST = 1000;
+/**
+ * Cost of a text field of up to 64 KiB (the body of an issue, a pull request, a comment, a review):
+ * on the scale of BLOB_FIELD_COST, so the text one query may gather stays about 20 MB, whatever
+ * aliases and pages it asks for (30 aliases of 100 bodies would be 190 MB).
+ */
+export const TEXT_FIELD_COST = 64;
+/**
+ * The usual size (`@Extensions({ listSize })` in the cost) of the short lists of an issue or pull
+ * request — its labels, assignees (at most 10), requested reviewers — rather than the 20 an unpaged
+ * list counts as: a page of 100 pull requests with them and their bodies stays within the cost limit.
+ */
+export const SHORT_LIST_SIZE = 5;
 
 /** graphql-armor reports "… limit of N exceeded, found M."; the number found, for our message. */
 const found = (error: GraphQLError) => /found (\d+)/.exec(error.message)?.[1] ?? 'more';

@@ -1,6 +1,7 @@
 import { OptionalProps } from '@mikro-orm/core';
 import { Entity, Index, ManyToOne, PrimaryKey, Property, Unique } from '@mikro-orm/decorators/legacy';
-import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { Extensions, Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { TEXT_FIELD_COST } from '../graphql/limits.js';
 import { Actor, User } from '../auth/user.entity.js';
 import { newId } from '../ids.js';
 import { Repository } from '../repositories/repository.entity.js';
@@ -42,6 +43,7 @@ export class Issue {
   @Property({ type: 'text' })
   title!: string;
 
+  @Extensions({ cost: TEXT_FIELD_COST })
   @Field(() => String, { nullable: true })
   @Property({ type: 'text', nullable: true })
   body: string | null = null;

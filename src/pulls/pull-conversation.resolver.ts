@@ -1,4 +1,5 @@
-import { Arg, Ctx, FieldResolver, Mutation, Resolver, Root } from 'type-graphql';
+import { Arg, Ctx, Extensions, FieldResolver, Mutation, Resolver, Root } from 'type-graphql';
+import { SHORT_LIST_SIZE } from '../graphql/limits.js';
 import { Actor } from '../auth/user.entity.js';
 import { assigneesOfConversation } from '../conversations/assignees/assignee.reads.js';
 import { Label } from '../conversations/labels/label.entity.js';
@@ -18,16 +19,19 @@ type Context = ResolverContext<{ pulls: PullRequests }>;
  */
 @Resolver(() => PullRequestView)
 export class PullConversationResolver {
+  @Extensions({ listSize: SHORT_LIST_SIZE })
   @FieldResolver(() => [Label], { description: 'By name.' })
   labels(@Root() pr: PullRequestView, @Ctx() ctx: Context): Promise<Label[]> {
     return labelsOfConversation(ctx, ctx.em, pr.repositoryId, pr.number);
   }
 
+  @Extensions({ listSize: SHORT_LIST_SIZE })
   @FieldResolver(() => [Actor], { description: 'By login.' })
   assignees(@Root() pr: PullRequestView, @Ctx() ctx: Context): Promise<ActorRef[]> {
     return assigneesOfConversation(ctx, ctx.em, pr.repositoryId, pr.number);
   }
 
+  @Extensions({ listSize: SHORT_LIST_SIZE })
   @FieldResolver(() => [Actor], { description: 'Users whose review is requested and who have not reviewed since, by login.' })
   requestedReviewers(@Root() pr: PullRequestView, @Ctx() ctx: Context): Promise<ActorRef[]> {
     return requestedReviewersOfListed(ctx, ctx.em, pr.id);

@@ -1,4 +1,5 @@
-import { Field, ID, Int, ObjectType } from 'type-graphql';
+import { Extensions, Field, ID, Int, ObjectType } from 'type-graphql';
+import { TEXT_FIELD_COST } from '../graphql/limits.js';
 import { Actor } from '../auth/user.entity.js';
 import type { ActorRef } from '../events/payloads.js';
 import { actorRef } from '../events/payloads.js';
@@ -42,6 +43,7 @@ export class PullRequestView {
   @Field()
   title!: string;
 
+  @Extensions({ cost: TEXT_FIELD_COST })
   @Field(() => String, { nullable: true })
   body!: string | null;
 

@@ -1,6 +1,7 @@
 import { OptionalProps } from '@mikro-orm/core';
 import { Entity, Index, ManyToOne, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
-import { Field, ID, ObjectType, registerEnumType } from 'type-graphql';
+import { Extensions, Field, ID, ObjectType, registerEnumType } from 'type-graphql';
+import { TEXT_FIELD_COST } from '../graphql/limits.js';
 import { Actor, User } from '../auth/user.entity.js';
 import { newId } from '../ids.js';
 import { PullRequest } from './pull-request.entity.js';
@@ -46,6 +47,7 @@ export class Review {
   @Property({ type: 'text' })
   state!: ReviewState;
 
+  @Extensions({ cost: TEXT_FIELD_COST })
   @Field(() => String, { nullable: true })
   @Property({ type: 'text', nullable: true })
   body: string | null = null;

@@ -1,4 +1,5 @@
-import { Arg, Ctx, FieldResolver, Mutation, Resolver, Root } from 'type-graphql';
+import { Arg, Ctx, Extensions, FieldResolver, Mutation, Resolver, Root } from 'type-graphql';
+import { SHORT_LIST_SIZE } from '../../graphql/limits.js';
 import { Actor } from '../../auth/user.entity.js';
 import type { ActorRef } from '../../events/payloads.js';
 import type { ResolverContext } from '../../graphql/context.js';
@@ -24,6 +25,7 @@ export class AssigneeResolver {
     return ctx.services.assignees.remove(ctx.em, ctx.viewer, input);
   }
 
+  @Extensions({ listSize: SHORT_LIST_SIZE })
   @FieldResolver(() => [Actor], { description: 'By login.' })
   assignees(@Root() record: ConversationRecord, @Ctx() ctx: Context): Promise<ActorRef[]> {
     return assigneesOfConversation(ctx, ctx.em, record.repositoryId, record.number);

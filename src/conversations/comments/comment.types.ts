@@ -1,4 +1,5 @@
-import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
+import { Extensions, Field, ID, InputType, Int, ObjectType } from 'type-graphql';
+import { TEXT_FIELD_COST } from '../../graphql/limits.js';
 import { Actor } from '../../auth/user.entity.js';
 import type { ActorRef } from '../../events/payloads.js';
 import { ConnectionType } from '../../graphql/pagination.js';
@@ -15,6 +16,7 @@ export class CommentRecord {
   @Field(() => ID)
   id!: string;
 
+  @Extensions({ cost: TEXT_FIELD_COST })
   @Field()
   body!: string;
 

@@ -1,4 +1,5 @@
-import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Resolver, Root } from 'type-graphql';
+import { Arg, Ctx, Extensions, FieldResolver, ID, Int, Mutation, Resolver, Root } from 'type-graphql';
+import { SHORT_LIST_SIZE } from '../../graphql/limits.js';
 import type { ResolverContext } from '../../graphql/context.js';
 import { Repository } from '../../repositories/repository.entity.js';
 import { ConversationRecord } from '../conversation-record.js';
@@ -81,6 +82,7 @@ export class RepositoryLabelsResolver {
 
 @Resolver(() => ConversationRecord)
 export class ConversationLabelsResolver {
+  @Extensions({ listSize: SHORT_LIST_SIZE })
   @FieldResolver(() => [Label], { description: 'By name.' })
   labels(@Root() record: ConversationRecord, @Ctx() ctx: Context): Promise<Label[]> {
     return labelsOfConversation(ctx, ctx.em, record.repositoryId, record.number);
