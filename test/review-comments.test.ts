@@ -398,3 +398,22 @@ describe('webhooks', () => {
     ]);
   });
 });
+
+describe('bounds', () => {
+  test('a body over 65,536 characters: 422 too_long (alone and in a review), nothing written', async () => {
+    const before = (await carol.get(commentsPath())).body.total;
+    const long = 'x'.repeat(65_537);
+    const alone = await comment(carol, { body: long, path: 'new.txt', line: 1 });
+    expect(alone.status).toBe(422);
+    expect(alone.body.error.details).toEqual([expect.objectContaining({ field: 'body', code: 'too_long' })]);
+    const inReview = await carol.post(`/repos/${repo.id}/pulls/${number}/reviews`, {
+      event: 'COMMENT',
+      body: 'long one',
+      comments: [{ path: 'new.txt', line: 1, body: long }],
+    });
+    expect(inReview.status).toBe(422);
+    expect(inReview.body.error.details).toEqual([expect.objectContaining({ field: 'comments[0].body', code: 'too_long' })]);
+    expect((await comment(carol, { body: 'x'.repeat(65_536), path: 'new.txt', line: 1 })).status).toBe(201);
+    expect((await carol.get(commentsPath())).body.total).toBe(before + 1);
+  });
+});

@@ -1,9 +1,10 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { User } from '../../auth/user.entity.js';
-import { conflict, notFound, type Problems } from '../../errors/domain-error.js';
+import { conflict, notFound, Problems } from '../../errors/domain-error.js';
 import type { RecordedChange } from '../../events/event-map.js';
 import type { Principal } from '../../principal.js';
+import { checkTitleAndBody } from '../../repositories/names.js';
 import { Repository } from '../../repositories/repository.entity.js';
 import type { PullDeps } from '../pull-request.deps.js';
 import { PullRequest } from '../pull-request.entity.js';
@@ -15,13 +16,23 @@ import { ReviewComment, ReviewThread } from './review-comment.entity.js';
 import { ReviewCommentView } from './review-comment.view.js';
 import { placementOf, placeThreads, type PlacedThread } from './line-placement.js';
 
-/** A comment's body is bounded as an issue's is. */
-const MAX_BODY = 65_536;
+/** Problems of a shared rule, reported under another field (a review's `comments[0].body`). */
+class UnderField extends Problems {
+  constructor(
+    private readonly into: Problems,
+    private readonly field: string,
+  ) {
+    super();
+  }
+  override add(_field: string, code: string, message: string): void {
+    this.into.add(this.field, code, message);
+  }
+}
 
-/** A comment's body: required, not blank, at most MAX_BODY characters. */
+/** A comment's body: required, not blank, and bounded as an issue's body is (the issues' rule, shared). */
 export function checkCommentBody(problems: Problems, body: string | null | undefined, field = 'body'): void {
   if (!body?.trim()) problems.add(field, 'missing', 'body cannot be empty');
-  else if (body.length > MAX_BODY) problems.add(field, 'too_long', `body is at most ${MAX_BODY} characters`);
+  else checkTitleAndBody(new UnderField(problems, field), undefined, body);
 }
 
 /** The view of a comment just written, from its thread and itself (nothing read back). */
