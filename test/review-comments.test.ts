@@ -417,3 +417,19 @@ describe('bounds', () => {
     expect((await carol.get(commentsPath())).body.total).toBe(before + 1);
   });
 });
+
+describe('concurrent changes', () => {
+  test('the first comment and the next deleted at once: the one left starts the thread', async () => {
+    const threads = await Promise.all(
+      [1, 2, 3, 4].map(async (line) => {
+        const first = await comment(carol, { body: `race ${line}`, path: 'new.txt', line });
+        const second = await comment(bob, { body: 'second', in_reply_to: first.body.id });
+        const third = await comment(alice, { body: 'third', in_reply_to: first.body.id });
+        return [first.body.id, second.body.id, third.body.id] as const;
+      }),
+    );
+    const deletes = threads.flatMap(([first, second]) => [carol.delete(commentPath(first)), bob.delete(commentPath(second))]);
+    expect((await Promise.all(deletes)).map((res) => res.status)).toEqual(deletes.map(() => 204));
+    for (const [, , third] of threads) expect((await carol.get(commentPath(third))).body.in_reply_to_id).toBeNull();
+  });
+});

@@ -124,26 +124,31 @@ export class ReviewComments {
   /**
    * Deletes a comment (its author, a writer or an admin), with its `deleted` event. A thread's first
    * comment deleted, the next oldest becomes the first (replies name it); its last deleted, the
-   * thread goes too.
+   * thread goes too. Decided under the thread's lock on what the delete itself removed: a concurrent
+   * delete in the thread may have made this comment the first since it was read.
    */
   async delete(em: EntityManager, viewer: Principal, input: DeleteReviewCommentInput): Promise<boolean> {
     const { repo, comment, pr } = await this.changeable(em, viewer, input.repositoryId, input.commentId);
     await this.deps.events.transaction(em, async (tx) => {
       await tx.execute('select id from review_threads where id = ? for update', [comment.threadId]);
-      const deleted = await tx.execute('delete from pull_request_review_comments where id = ? returning id', [comment.id]);
-      if (!deleted.length) throw notFound('review comment');
+      const [deleted] = await tx.execute<Array<{ in_reply_to_id: string | null }>>(
+        'delete from pull_request_review_comments where id = ? returning in_reply_to_id',
+        [comment.id],
+      );
+      if (!deleted) throw notFound('review comment');
       const [next] = await tx.execute<Array<{ id: string }>>(
         'select id from pull_request_review_comments where thread_id = ? order by created_at, id limit 1',
         [comment.threadId],
       );
       if (!next) await tx.execute('delete from review_threads where id = ?', [comment.threadId]);
-      else if (comment.inReplyToId === null) {
+      else if (deleted.in_reply_to_id === null) {
         await tx.execute(
           'update pull_request_review_comments set in_reply_to_id = case when id = ? then null else ? end where thread_id = ?',
           [next.id, next.id, comment.threadId],
         );
       }
-      await recordComments(this.deps, tx, { repo, pr: pr, user: { id: viewer.userId, login: viewer.login } }, 'deleted', [comment]);
+      const gone = { ...comment, inReplyToId: deleted.in_reply_to_id } as ReviewCommentView;
+      await recordComments(this.deps, tx, { repo, pr: pr, user: { id: viewer.userId, login: viewer.login } }, 'deleted', [gone]);
     });
     return true;
   }
