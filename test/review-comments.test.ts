@@ -433,3 +433,53 @@ describe('concurrent changes', () => {
     for (const [, , third] of threads) expect((await carol.get(commentPath(third))).body.in_reply_to_id).toBeNull();
   });
 });
+
+describe('threads gone meanwhile', () => {
+  const THREAD_IDS = gql`
+    query ($id: ID!, $number: Int!) {
+      repository(id: $id) {
+        pullRequest(number: $number) {
+          reviewThreads(limit: 100) {
+            nodes {
+              id
+              comments(limit: 1) {
+                nodes {
+                  id
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  `;
+  const RESOLVE = gql`
+    mutation ($threadId: ID!) {
+      resolveReviewThread(input: { threadId: $threadId }) {
+        id
+        isResolved
+      }
+    }
+  `;
+
+  test('resolving a thread while its last comment is deleted: resolved, or 404 once it is gone, never a stale thread', async () => {
+    const made = await Promise.all([1, 2, 3, 4].map((line) => comment(carol, { body: `lone ${line}`, path: 'new.txt', line })));
+    const asBob = urqlClient(server, bob.token);
+    const read = await asBob.query(THREAD_IDS, { id: repo.id, number }, { requestPolicy: 'network-only' }).toPromise();
+    const threadOf = (commentId: string) =>
+      read.data.repository.pullRequest.reviewThreads.nodes.find((t: any) => t.comments.nodes[0]?.id === commentId).id as string;
+    const threads = made.map((res) => threadOf(res.body.id));
+    const resolving = threads.map((threadId) => asBob.mutation(RESOLVE, { threadId }).toPromise());
+    const deleting = made.map((res) => carol.delete(commentPath(res.body.id)));
+    const [resolved, deleted] = await Promise.all([Promise.all(resolving), Promise.all(deleting)]);
+    expect(deleted.map((res) => res.status)).toEqual(deleted.map(() => 204));
+    for (const outcome of resolved) {
+      if (outcome.error) expect(outcome.error.graphQLErrors[0]?.extensions?.code).toBe('NOT_FOUND');
+      else expect(outcome.data.resolveReviewThread.isResolved).toBe(true);
+    }
+    for (const threadId of threads) {
+      const again = await asBob.mutation(RESOLVE, { threadId }).toPromise();
+      expect(again.error?.graphQLErrors[0]?.extensions?.code).toBe('NOT_FOUND');
+    }
+  });
+});

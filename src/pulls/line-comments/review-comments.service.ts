@@ -153,7 +153,7 @@ export class ReviewComments {
     return true;
   }
 
-  /** Resolves or unresolves a thread: the pull request's author or a writer. */
+  /** Resolves or unresolves a thread: the pull request's author or a writer; NOT_FOUND once the thread is gone. */
   async resolve(em: EntityManager, viewer: Principal, threadId: string, resolved: boolean): Promise<ReviewThreadView> {
     const thread = await readThread(em, threadId);
     if (!thread) throw notFound('review thread');
@@ -162,12 +162,15 @@ export class ReviewComments {
     if (!pr || !(await mayChangeAuthored(em, viewer, repo, pr.user_id))) {
       throw new DomainError('FORBIDDEN', "only the pull request's author or a writer may resolve its threads");
     }
-    await em.execute('update review_threads set resolved = ?, resolved_by_id = ? where id = ?', [
+    // The thread may have gone with its last comment since it was read: no row changed, no thread.
+    const changed = await em.execute('update review_threads set resolved = ?, resolved_by_id = ? where id = ? returning id', [
       resolved,
       resolved ? viewer.userId : null,
       thread.id,
     ]);
-    return (await readThread(em, thread.id)) ?? thread;
+    const now = changed.length ? await readThread(em, thread.id) : null;
+    if (!now) throw notFound('review thread');
+    return now;
   }
 
   /** The comment, its repository and pull request, if the viewer may change it (FORBIDDEN otherwise). */
