@@ -483,3 +483,66 @@ describe('threads gone meanwhile', () => {
     }
   });
 });
+
+describe('the head moving', () => {
+  let older: number;
+  let first: string;
+  let second: string;
+  const olderPath = () => `/repos/${repo.id}/pulls/${older}/comments`;
+
+  beforeAll(async () => {
+    // The first commit changes lines 10 and 30; the second adds two lines at the top and changes line 11
+    // (line 10's hunk is another now; line 30's is the same, two lines down).
+    const atFirst = [...MOD];
+    atFirst[9] = 'line 10 first';
+    atFirst[29] = 'line 30 first';
+    first = await repo.commit('older', 'first', { 'mod.txt': text(atFirst) });
+    const atSecond = ['top 1', 'top 2', ...atFirst];
+    atSecond[12] = 'line 11 second';
+    second = await repo.commit('older', 'second', { 'mod.txt': text(atSecond) });
+    await repo.push(['older']);
+    const opened = await repo.open({ title: 'Older', head: 'older', base: 'main' }, bob);
+    expect(opened.status).toBe(201);
+    older = opened.body.number;
+  });
+
+  test('a comment on an older commit: carried to the head when its hunk is unchanged, outdated at once when it changed', async () => {
+    const changed = await carol.post(olderPath(), { body: 'hunk changed since', path: 'mod.txt', line: 10, commit_id: first });
+    expect(changed.status).toBe(201);
+    expect(changed.body).toMatchObject({ outdated: true, line: null, commit_id: first, original_commit_id: first, original_line: 10 });
+    const same = await carol.post(olderPath(), { body: 'hunk unchanged', path: 'mod.txt', line: 30, commit_id: first });
+    expect(same.status).toBe(201);
+    expect(same.body).toMatchObject({ outdated: false, line: 32, commit_id: second, original_commit_id: first, original_line: 30 });
+    expect((await carol.get(commentPath(same.body.id))).body).toEqual(same.body);
+  });
+
+  test('comments made while a push moves the head: refused (409) or left current on the new head, never on the old one', async () => {
+    let pushing = true;
+    const made: Array<{ status: number; body: any }> = [];
+    const commenter = async () => {
+      for (let i = 0; pushing && i < 200; i++) made.push(await carol.post(olderPath(), { body: 'racing', path: 'mod.txt', line: 32 }));
+    };
+    const pushes = (async () => {
+      for (let round = 1; round <= 3; round++) {
+        const rows = ['top 1', 'top 2', ...MOD];
+        rows[11] = 'line 10 first';
+        rows[12] = 'line 11 second';
+        rows[31] = 'line 30 first';
+        rows[41] = `line 40 round ${round}`;
+        await repo.commit('older', `round ${round}`, { 'mod.txt': text(rows) });
+        await repo.push(['older']);
+      }
+      pushing = false;
+    })();
+    await Promise.all([pushes, commenter(), commenter(), commenter()]);
+    expect(made.length).toBeGreaterThan(0);
+    for (const res of made) expect([201, 409]).toContain(res.status);
+    const conflicts = made.filter((res) => res.status === 409);
+    for (const res of conflicts) expect(res.body.error.code).toBe('conflict');
+    const tip = await repo.remoteSha('older');
+    const page = await carol.get(`${olderPath()}?limit=100&offset=0`);
+    const racing = page.body.data.filter((c: any) => c.body === 'racing');
+    expect(racing.length).toBe(made.length - conflicts.length);
+    for (const c of racing) expect(c).toMatchObject({ outdated: false, commit_id: tip, line: 32 });
+  });
+});

@@ -1,9 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { relocate, type DiffSide } from '../../git/diff-positions.js';
+import type { DiffSide } from '../../git/diff-positions.js';
 import { pullFileDiffs, type FileDiff } from '../../git/file-diff.js';
 import type { RefListener } from '../../git/refs/ref-transaction.js';
 import type { GitStorage } from '../../git/storage.js';
 import type { Logger } from '../../logger.js';
+import { atHead } from './line-placement.js';
 
 const BRANCH = 'refs/heads/';
 
@@ -84,28 +85,24 @@ export function carryThreads(git: GitStorage, log: Logger): RefListener {
 }
 
 function carry(thread: ThreadRow, head: string, file: FileDiff | undefined): Carried {
-  const found = file
-    ? relocate(file.hunks, {
-        digest: thread.hunk_digest,
-        index: thread.hunk_index,
-        startIndex: thread.hunk_start_index,
-        side: thread.side,
-        startSide: thread.start_side,
-        near: thread.line ?? 0,
-      })
-    : null;
-  return found
-    ? { id: thread.id, commit_id: head, line: found.line, start_line: found.startLine, outdated: false }
-    : { id: thread.id, commit_id: head, line: null, start_line: null, outdated: true };
+  const anchor = {
+    digest: thread.hunk_digest,
+    index: thread.hunk_index,
+    startIndex: thread.hunk_start_index,
+    side: thread.side,
+    startSide: thread.start_side,
+    near: thread.line ?? 0,
+  };
+  const now = atHead(anchor, thread.commit_id, head, file);
+  return { id: thread.id, commit_id: now.commitId, line: now.line, start_line: now.startLine, outdated: now.outdated };
 }
 
-/** Every thread's outcome in one statement. An outdated thread keeps the commit it was last current on. */
+/** Every thread's outcome in one statement. An outdated thread keeps the commit it was last current on (atHead). */
 async function writeCarried(tx: EntityManager, carried: Carried[]): Promise<void> {
   if (!carried.length) return;
   await tx.execute(
     `update review_threads t
-        set line = c.line, start_line = c.start_line, outdated = c.outdated,
-            commit_id = case when c.outdated then t.commit_id else c.commit_id end
+        set line = c.line, start_line = c.start_line, outdated = c.outdated, commit_id = c.commit_id
        from jsonb_to_recordset(?::jsonb) as c(id text, commit_id text, line integer, start_line integer, outdated boolean)
       where t.id = c.id`,
     [JSON.stringify(carried)],

@@ -10,6 +10,7 @@ import type { PullDeps } from '../pull-request.deps.js';
 import { PullRequest } from '../pull-request.entity.js';
 import { pullRequestRecord } from '../pull-request.payload.js';
 import { findPullRequest } from '../pull-request.reads.js';
+import { lockPullRequest } from '../pull-request.writes.js';
 import { reviewCommentRecord } from './review-comment.payload.js';
 import { commentPages, readComment, readThread } from './review-comment.reads.js';
 import type {
@@ -48,6 +49,8 @@ export class ReviewComments {
    * A comment on lines of the pull request's diff at `commitId` (default: its head), starting a
    * thread; or, with `inReplyTo` (any comment of the same pull request), a reply joining that
    * comment's thread, on its place. Every problem is reported at once, before anything is written.
+   * On an older commit than the head, the thread is at once carried to the head or outdated, as a
+   * push would do; the head moved while the comment was checked, CONFLICT (send it again).
    */
   async create(em: EntityManager, viewer: Principal, input: CreateReviewCommentInput): Promise<ReviewCommentView> {
     const repo = await this.deps.repositories.find(em, viewer, input.repositoryId, Permission.READ, 'repo');
@@ -69,8 +72,12 @@ export class ReviewComments {
       : await placeThreads(this.deps.git, viewer, sides, commitId, [placementOf(input)], problems, (_, name) => name);
     problems.throwIfAny();
     return this.deps.events.transaction(em, async (tx) => {
+      // Locked, the head cannot move before the thread is written (a push then carries it); moved since
+      // the diff was read, startThreads refuses it.
+      const locked = await lockPullRequest(tx, pr);
       const user = await tx.findOneOrFail(User, { id: viewer.userId });
-      const [view] = await startThreads(this.deps, tx, { repo, pr: pr, user, review: null }, [{ placed: placed[0]!, body: input.body }]);
+      const at = { repo, pr: locked, user, review: null };
+      const [view] = await startThreads(this.deps, tx, at, [{ placed: placed[0]!, body: input.body }]);
       return view!;
     });
   }

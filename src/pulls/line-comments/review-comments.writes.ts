@@ -91,8 +91,9 @@ export async function planReviewComments(
 
 /**
  * Starts threads, each with its first comment, in `tx` (the pull request's row locked by the caller),
- * and records `pull_request_review_comment` `created` for each. Threads placed on an older head than
- * the pull request's now are refused (CONFLICT): the head moved while they were checked.
+ * and records `pull_request_review_comment` `created` for each. Threads checked against an older head
+ * than the pull request's now are refused (CONFLICT): the head moved while they were checked, and
+ * the push that moved it could not carry threads it did not see.
  */
 export async function startThreads(
   deps: PullDeps,
@@ -101,8 +102,8 @@ export async function startThreads(
   drafts: ThreadDraft[],
 ): Promise<ReviewCommentView[]> {
   if (!drafts.length) return [];
-  if (at.review && drafts.some((draft) => draft.placed.commitId !== at.pr.headSha)) {
-    throw conflict('the head of the pull request moved while its review was being checked: submit it again');
+  if (drafts.some((draft) => draft.placed.headSha !== at.pr.headSha)) {
+    throw conflict(`the head of the pull request moved while ${at.review ? 'its review' : 'the comment'} was being checked: send it again`);
   }
   const now = Date.now();
   const views = drafts.map((draft, i) => {
@@ -113,10 +114,11 @@ export async function startThreads(
       pullRequest: tx.getReference(PullRequest, at.pr.id),
       path: placed.path,
       side: placed.side,
-      line: placed.line,
-      startLine: placed.startLine,
+      line: placed.current.line,
+      startLine: placed.current.startLine,
       startSide: placed.startSide,
-      commitId: placed.commitId,
+      commitId: placed.current.commitId,
+      outdated: placed.current.outdated,
       originalCommitId: placed.commitId,
       originalLine: placed.line,
       originalStartLine: placed.startLine,
