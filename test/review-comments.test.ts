@@ -416,6 +416,23 @@ describe('bounds', () => {
     expect((await comment(carol, { body: 'x'.repeat(65_536), path: 'new.txt', line: 1 })).status).toBe(201);
     expect((await carol.get(commentsPath())).body.total).toBe(before + 1);
   });
+
+  test('a review with more than 100 comments: 422 too_many, no review and no comment written', async () => {
+    const before = await Promise.all([carol.get(commentsPath()), carol.get(`/repos/${repo.id}/pulls/${number}/reviews`)]);
+    const many = Array.from({ length: 101 }, (_, i) => ({ path: 'new.txt', line: (i % 5) + 1, body: `many ${i}` }));
+    const res = await carol.post(`/repos/${repo.id}/pulls/${number}/reviews`, { event: 'COMMENT', body: 'many', comments: many });
+    expect(res.status).toBe(422);
+    expect(res.body.error.code).toBe('validation_failed');
+    expect(res.body.error.details).toEqual([expect.objectContaining({ field: 'comments', code: 'too_many' })]);
+    const after = await Promise.all([carol.get(commentsPath()), carol.get(`/repos/${repo.id}/pulls/${number}/reviews`)]);
+    expect(after.map((page) => page.body.total)).toEqual(before.map((page) => page.body.total));
+    const hundred = await carol.post(`/repos/${repo.id}/pulls/${number}/reviews`, {
+      event: 'COMMENT',
+      body: 'a hundred',
+      comments: many.slice(0, 100),
+    });
+    expect(hundred.status).toBe(201);
+  });
 });
 
 describe('concurrent changes', () => {
@@ -435,20 +452,11 @@ describe('concurrent changes', () => {
 });
 
 describe('threads gone meanwhile', () => {
-  const THREAD_IDS = gql`
-    query ($id: ID!, $number: Int!) {
+  const THREAD_ID = gql`
+    query ($id: ID!, $commentId: ID!) {
       repository(id: $id) {
-        pullRequest(number: $number) {
-          reviewThreads(limit: 100) {
-            nodes {
-              id
-              comments(limit: 1) {
-                nodes {
-                  id
-                }
-              }
-            }
-          }
+        reviewComment(id: $commentId) {
+          threadId
         }
       }
     }
@@ -465,10 +473,11 @@ describe('threads gone meanwhile', () => {
   test('resolving a thread while its last comment is deleted: resolved, or 404 once it is gone, never a stale thread', async () => {
     const made = await Promise.all([1, 2, 3, 4].map((line) => comment(carol, { body: `lone ${line}`, path: 'new.txt', line })));
     const asBob = urqlClient(server, bob.token);
-    const read = await asBob.query(THREAD_IDS, { id: repo.id, number }, { requestPolicy: 'network-only' }).toPromise();
-    const threadOf = (commentId: string) =>
-      read.data.repository.pullRequest.reviewThreads.nodes.find((t: any) => t.comments.nodes[0]?.id === commentId).id as string;
-    const threads = made.map((res) => threadOf(res.body.id));
+    const threadOf = async (commentId: string) => {
+      const read = await asBob.query(THREAD_ID, { id: repo.id, commentId }, { requestPolicy: 'network-only' }).toPromise();
+      return read.data.repository.reviewComment.threadId as string;
+    };
+    const threads = await Promise.all(made.map((res) => threadOf(res.body.id)));
     const resolving = threads.map((threadId) => asBob.mutation(RESOLVE, { threadId }).toPromise());
     const deleting = made.map((res) => carol.delete(commentPath(res.body.id)));
     const [resolved, deleted] = await Promise.all([Promise.all(resolving), Promise.all(deleting)]);

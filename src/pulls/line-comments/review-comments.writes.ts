@@ -68,9 +68,13 @@ export interface ThreadDraft {
   body: string;
 }
 
+/** The most comments one review carries: each is placed in the diff and written in the review's transaction. */
+const MAX_REVIEW_COMMENTS = 100;
+
 /**
  * The comments of a review, every one checked (body, place in the diff at the head) with the
- * review's other problems, before anything is written. Fields are `comments[i].line` and so on.
+ * review's other problems, before anything is written. Fields are `comments[i].line` and so on;
+ * more than MAX_REVIEW_COMMENTS is `comments` `too_many`, and none of them is looked at.
  */
 export async function planReviewComments(
   deps: PullDeps,
@@ -80,6 +84,10 @@ export async function planReviewComments(
   problems: Problems,
 ): Promise<ThreadDraft[]> {
   if (!comments?.length) return [];
+  if (comments.length > MAX_REVIEW_COMMENTS) {
+    problems.add('comments', 'too_many', `a review carries at most ${MAX_REVIEW_COMMENTS} comments`);
+    return [];
+  }
   const field = (i: number, name: string) => `comments[${i}].${name}`;
   comments.forEach((comment, i) => checkCommentBody(problems, comment.body, field(i, 'body')));
   const placements = comments.map((comment) => placementOf(comment));
