@@ -1,10 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { DiffSide } from '../../git/diff-positions.js';
+import type { DiffSide, HunksByDigest } from '../../git/diff-positions.js';
 import { pullFileDiffs, type FileDiff } from '../../git/file-diff.js';
 import type { RefListener } from '../../git/refs/ref-transaction.js';
 import type { GitStorage } from '../../git/storage.js';
 import type { Logger } from '../../logger.js';
-import { atHead } from './line-placement.js';
+import { atHead, digestedFiles } from './line-placement.js';
 
 const BRANCH = 'refs/heads/';
 
@@ -78,13 +78,14 @@ export function carryThreads(git: GitStorage, log: Logger): RefListener {
         );
         continue;
       }
-      for (const thread of moving) carried.push(carry(thread, head, files.get(thread.path)));
+      const hunksOf = digestedFiles(files);
+      for (const thread of moving) carried.push(carry(thread, head, hunksOf(thread.path)));
     }
     await writeCarried(tx, carried);
   };
 }
 
-function carry(thread: ThreadRow, head: string, file: FileDiff | undefined): Carried {
+function carry(thread: ThreadRow, head: string, hunks: HunksByDigest | undefined): Carried {
   const anchor = {
     digest: thread.hunk_digest,
     index: thread.hunk_index,
@@ -93,7 +94,7 @@ function carry(thread: ThreadRow, head: string, file: FileDiff | undefined): Car
     startSide: thread.start_side,
     near: thread.line ?? 0,
   };
-  const now = atHead(anchor, thread.commit_id, head, file);
+  const now = atHead(anchor, thread.commit_id, head, hunks);
   return { id: thread.id, commit_id: now.commitId, line: now.line, start_line: now.startLine, outdated: now.outdated };
 }
 

@@ -1,6 +1,14 @@
 import { notFound, type Problems } from '../../errors/domain-error.js';
 import { limited } from '../../git/concurrency.js';
-import { anchorOf, diffHunkText, hunkDigest, relocate, type DiffSide } from '../../git/diff-positions.js';
+import {
+  anchorOf,
+  diffHunkText,
+  hunkDigest,
+  hunksByDigest,
+  relocate,
+  type DiffSide,
+  type HunksByDigest,
+} from '../../git/diff-positions.js';
 import { isMissingCommit, isPullCommit, pullFileDiffs, type FileDiff } from '../../git/file-diff.js';
 import type { GitStorage } from '../../git/storage.js';
 import type { Principal } from '../../principal.js';
@@ -91,12 +99,23 @@ export function atHead(
   anchor: { digest: string; index: number; startIndex: number; side: DiffSide; startSide: DiffSide | null; near: number },
   lastCurrent: string,
   head: string,
-  file: FileDiff | undefined,
+  hunks: HunksByDigest | undefined,
 ): AtHead {
-  const found = file ? relocate(file.hunks, anchor) : null;
+  const found = hunks ? relocate(hunks, anchor) : null;
   return found
     ? { commitId: head, line: found.line, startLine: found.startLine, outdated: false }
     : { commitId: lastCurrent, line: null, startLine: null, outdated: true };
+}
+
+/** The hunks of each file of a diff by digest, each file's hashed once, when first asked for. */
+export function digestedFiles(files: Map<string, FileDiff>): (path: string) => HunksByDigest | undefined {
+  const digested = new Map<string, HunksByDigest>();
+  return (path) => {
+    const file = files.get(path);
+    if (!file) return undefined;
+    if (!digested.has(path)) digested.set(path, hunksByDigest(file.hunks));
+    return digested.get(path);
+  };
 }
 
 /**
@@ -128,7 +147,7 @@ export async function placeThreads(
     }
   };
   const files = await diffAt(commitId);
-  const headFiles = commitId === pr.headSha ? null : await diffAt(pr.headSha);
+  const headFiles = commitId === pr.headSha ? null : digestedFiles(await diffAt(pr.headSha));
   const placed: PlacedThread[] = [];
   placements.forEach((placement, i) => {
     if (!shaped[i]) return;
@@ -152,7 +171,7 @@ export async function placeThreads(
           },
           commitId,
           pr.headSha,
-          headFiles.get(placement.path),
+          headFiles(placement.path),
         )
       : { commitId, line: placement.line, startLine: placement.startLine, outdated: false };
     placed.push({
