@@ -555,3 +555,53 @@ describe('the head moving', () => {
     for (const c of racing) expect(c).toMatchObject({ outdated: false, commit_id: tip, line: 32 });
   });
 });
+
+describe('pages', () => {
+  const NESTED = gql`
+    query ($id: ID!, $limit: Int, $offset: Int) {
+      repository(id: $id) {
+        pullRequests(limit: 10) {
+          nodes {
+            number
+            reviewThreads(limit: $limit, offset: $offset) {
+              totalCount
+              nodes {
+                id
+                comments(limit: 1, offset: 1) {
+                  totalCount
+                  nodes {
+                    body
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  `;
+
+  test('each page is its slice of the whole list, with the parent’s total; past the end, none', async () => {
+    const whole = await carol.get(`${commentsPath()}?limit=100`);
+    const pages = await Promise.all([0, 7, 14].map((offset) => carol.get(`${commentsPath()}?limit=7&offset=${offset}`)));
+    expect(pages.flatMap((page) => page.body.data)).toEqual(whole.body.data.slice(0, 21));
+    for (const page of pages) expect(page.body.total).toBe(whole.body.total);
+    const past = await carol.get(`${commentsPath()}?limit=5&offset=${whole.body.total}`);
+    expect(past.body).toMatchObject({ data: [], total: whole.body.total, hasMore: false });
+
+    // The threads of several pull requests at once, and the comments of each thread, paged.
+    const asCarol = urqlClient(server, carol.token);
+    const query = (limit: number, offset: number) =>
+      asCarol.query(NESTED, { id: repo.id, limit, offset }, { requestPolicy: 'network-only' }).toPromise();
+    const [all, second] = await Promise.all([query(100, 0), query(3, 2)]);
+    expect(all.error).toBeUndefined();
+    const pulls = all.data.repository.pullRequests.nodes;
+    expect(pulls.filter((pull: any) => pull.reviewThreads.totalCount > 0).length).toBeGreaterThan(1);
+    second.data.repository.pullRequests.nodes.forEach((pull: any, i: number) => {
+      expect(pull.reviewThreads.totalCount).toBe(pulls[i].reviewThreads.totalCount);
+      expect(pull.reviewThreads.nodes).toEqual(pulls[i].reviewThreads.nodes.slice(2, 5));
+    });
+    const replied = pulls.flatMap((pull: any) => pull.reviewThreads.nodes).find((thread: any) => thread.comments.totalCount > 1);
+    expect(replied.comments.nodes).toHaveLength(1);
+  });
+});
