@@ -605,3 +605,28 @@ describe('pages', () => {
     expect(replied.comments.nodes).toHaveLength(1);
   });
 });
+
+describe('many pull requests on one head', () => {
+  test('a push re-checks the threads of at most 20 pull requests sharing its head: the newest; the others stay as they were', async () => {
+    const bases = Array.from({ length: 21 }, (_, i) => `fan-base-${i + 1}`);
+    await repo.push(bases.map((base) => `main:refs/heads/${base}`));
+    const before = await repo.commit('fan', 'fan', { 'fan.txt': text(lines(5, 'fan')) });
+    await repo.push(['fan']);
+    const numbers: number[] = [];
+    for (const base of bases) {
+      const opened = await repo.open({ title: `Fan to ${base}`, head: 'fan', base }, bob);
+      expect(opened.status).toBe(201);
+      numbers.push(opened.body.number);
+    }
+    const made = await Promise.all(
+      numbers.map((n) => carol.post(`/repos/${repo.id}/pulls/${n}/comments`, { body: 'fanned', path: 'fan.txt', line: 1 })),
+    );
+    expect(made.map((res) => res.status)).toEqual(made.map(() => 201));
+    const after = await repo.commit('fan', 'elsewhere', { 'elsewhere.txt': 'elsewhere\n' });
+    await repo.push(['fan']);
+    const now = await Promise.all(made.map((res) => carol.get(commentPath(res.body.id))));
+    // The oldest pull request (the first opened) is past the bound: its thread stays on the head it was on.
+    expect(now.map((res) => res.body.commit_id)).toEqual([before, ...numbers.slice(1).map(() => after)]);
+    for (const res of now) expect(res.body).toMatchObject({ outdated: false, line: 1 });
+  });
+});
