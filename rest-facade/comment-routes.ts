@@ -8,8 +8,8 @@ import {
 import { route, type RestRoute, type RouteInput } from './route.js';
 import { numberParam, PAGE_QUERY, pageParams } from './routes.js';
 
-/** A comment named by the path: its repository and id. */
-const commentInput = (input: RouteInput) => ({
+/** A comment named by the path: its repository and id, as the mutations' input (issue and review comments alike). */
+export const commentInput = (input: RouteInput) => ({
   input: { ...input.body, repository_id: input.params.id, comment_id: input.params.comment_id },
 });
 

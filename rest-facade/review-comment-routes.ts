@@ -5,13 +5,10 @@ import {
   ListPullRequestReviewCommentsDocument,
   UpdateReviewCommentDocument,
 } from './generated/graphql.js';
-import { route, type RestRoute, type RouteInput } from './route.js';
+import { commentInput } from './comment-routes.js';
+import { route, type RestRoute } from './route.js';
 import { numberParam, PAGE_QUERY, pageParams } from './routes.js';
 
-/** A comment named by its repository and id, as the mutations' input. */
-const commentInput = (input: RouteInput) => ({
-  input: { ...input.body, repository_id: input.params.id, comment_id: input.params.comment_id },
-});
 const COMMENT_PATH = '/repos/:id/pulls/comments/:comment_id';
 
 /** Comments on lines of pull requests' diffs, as GitHub has them. */

@@ -398,3 +398,235 @@ describe('webhooks', () => {
     ]);
   });
 });
+
+describe('bounds', () => {
+  test('a body over 65,536 characters: 422 too_long (alone and in a review), nothing written', async () => {
+    const before = (await carol.get(commentsPath())).body.total;
+    const long = 'x'.repeat(65_537);
+    const alone = await comment(carol, { body: long, path: 'new.txt', line: 1 });
+    expect(alone.status).toBe(422);
+    expect(alone.body.error.details).toEqual([expect.objectContaining({ field: 'body', code: 'too_long' })]);
+    const inReview = await carol.post(`/repos/${repo.id}/pulls/${number}/reviews`, {
+      event: 'COMMENT',
+      body: 'long one',
+      comments: [{ path: 'new.txt', line: 1, body: long }],
+    });
+    expect(inReview.status).toBe(422);
+    expect(inReview.body.error.details).toEqual([expect.objectContaining({ field: 'comments[0].body', code: 'too_long' })]);
+    expect((await comment(carol, { body: 'x'.repeat(65_536), path: 'new.txt', line: 1 })).status).toBe(201);
+    expect((await carol.get(commentsPath())).body.total).toBe(before + 1);
+  });
+
+  test('a review with more than 100 comments: 422 too_many, no review and no comment written', async () => {
+    const before = await Promise.all([carol.get(commentsPath()), carol.get(`/repos/${repo.id}/pulls/${number}/reviews`)]);
+    const many = Array.from({ length: 101 }, (_, i) => ({ path: 'new.txt', line: (i % 5) + 1, body: `many ${i}` }));
+    const res = await carol.post(`/repos/${repo.id}/pulls/${number}/reviews`, { event: 'COMMENT', body: 'many', comments: many });
+    expect(res.status).toBe(422);
+    expect(res.body.error.code).toBe('validation_failed');
+    expect(res.body.error.details).toEqual([expect.objectContaining({ field: 'comments', code: 'too_many' })]);
+    const after = await Promise.all([carol.get(commentsPath()), carol.get(`/repos/${repo.id}/pulls/${number}/reviews`)]);
+    expect(after.map((page) => page.body.total)).toEqual(before.map((page) => page.body.total));
+    const hundred = await carol.post(`/repos/${repo.id}/pulls/${number}/reviews`, {
+      event: 'COMMENT',
+      body: 'a hundred',
+      comments: many.slice(0, 100),
+    });
+    expect(hundred.status).toBe(201);
+  });
+});
+
+describe('concurrent changes', () => {
+  test('the first comment and the next deleted at once: the one left starts the thread', async () => {
+    const threads = await Promise.all(
+      [1, 2, 3, 4].map(async (line) => {
+        const first = await comment(carol, { body: `race ${line}`, path: 'new.txt', line });
+        const second = await comment(bob, { body: 'second', in_reply_to: first.body.id });
+        const third = await comment(alice, { body: 'third', in_reply_to: first.body.id });
+        return [first.body.id, second.body.id, third.body.id] as const;
+      }),
+    );
+    const deletes = threads.flatMap(([first, second]) => [carol.delete(commentPath(first)), bob.delete(commentPath(second))]);
+    expect((await Promise.all(deletes)).map((res) => res.status)).toEqual(deletes.map(() => 204));
+    for (const [, , third] of threads) expect((await carol.get(commentPath(third))).body.in_reply_to_id).toBeNull();
+  });
+});
+
+describe('threads gone meanwhile', () => {
+  const THREAD_ID = gql`
+    query ($id: ID!, $commentId: ID!) {
+      repository(id: $id) {
+        reviewComment(id: $commentId) {
+          threadId
+        }
+      }
+    }
+  `;
+  const RESOLVE = gql`
+    mutation ($threadId: ID!) {
+      resolveReviewThread(input: { threadId: $threadId }) {
+        id
+        isResolved
+      }
+    }
+  `;
+
+  test('resolving a thread while its last comment is deleted: resolved, or 404 once it is gone, never a stale thread', async () => {
+    const made = await Promise.all([1, 2, 3, 4].map((line) => comment(carol, { body: `lone ${line}`, path: 'new.txt', line })));
+    const asBob = urqlClient(server, bob.token);
+    const threadOf = async (commentId: string) => {
+      const read = await asBob.query(THREAD_ID, { id: repo.id, commentId }, { requestPolicy: 'network-only' }).toPromise();
+      return read.data.repository.reviewComment.threadId as string;
+    };
+    const threads = await Promise.all(made.map((res) => threadOf(res.body.id)));
+    const resolving = threads.map((threadId) => asBob.mutation(RESOLVE, { threadId }).toPromise());
+    const deleting = made.map((res) => carol.delete(commentPath(res.body.id)));
+    const [resolved, deleted] = await Promise.all([Promise.all(resolving), Promise.all(deleting)]);
+    expect(deleted.map((res) => res.status)).toEqual(deleted.map(() => 204));
+    for (const outcome of resolved) {
+      if (outcome.error) expect(outcome.error.graphQLErrors[0]?.extensions?.code).toBe('NOT_FOUND');
+      else expect(outcome.data.resolveReviewThread.isResolved).toBe(true);
+    }
+    for (const threadId of threads) {
+      const again = await asBob.mutation(RESOLVE, { threadId }).toPromise();
+      expect(again.error?.graphQLErrors[0]?.extensions?.code).toBe('NOT_FOUND');
+    }
+  });
+});
+
+describe('the head moving', () => {
+  let older: number;
+  let first: string;
+  let second: string;
+  const olderPath = () => `/repos/${repo.id}/pulls/${older}/comments`;
+
+  beforeAll(async () => {
+    // The first commit changes lines 10 and 30; the second adds two lines at the top and changes line 11
+    // (line 10's hunk is another now; line 30's is the same, two lines down).
+    const atFirst = [...MOD];
+    atFirst[9] = 'line 10 first';
+    atFirst[29] = 'line 30 first';
+    first = await repo.commit('older', 'first', { 'mod.txt': text(atFirst) });
+    const atSecond = ['top 1', 'top 2', ...atFirst];
+    atSecond[12] = 'line 11 second';
+    second = await repo.commit('older', 'second', { 'mod.txt': text(atSecond) });
+    await repo.push(['older']);
+    const opened = await repo.open({ title: 'Older', head: 'older', base: 'main' }, bob);
+    expect(opened.status).toBe(201);
+    older = opened.body.number;
+  });
+
+  test('a comment on an older commit: carried to the head when its hunk is unchanged, outdated at once when it changed', async () => {
+    const changed = await carol.post(olderPath(), { body: 'hunk changed since', path: 'mod.txt', line: 10, commit_id: first });
+    expect(changed.status).toBe(201);
+    expect(changed.body).toMatchObject({ outdated: true, line: null, commit_id: first, original_commit_id: first, original_line: 10 });
+    const same = await carol.post(olderPath(), { body: 'hunk unchanged', path: 'mod.txt', line: 30, commit_id: first });
+    expect(same.status).toBe(201);
+    expect(same.body).toMatchObject({ outdated: false, line: 32, commit_id: second, original_commit_id: first, original_line: 30 });
+    expect((await carol.get(commentPath(same.body.id))).body).toEqual(same.body);
+  });
+
+  test('comments made while a push moves the head: refused (409) or left current on the new head, never on the old one', async () => {
+    let pushing = true;
+    const made: Array<{ status: number; body: any }> = [];
+    const commenter = async () => {
+      for (let i = 0; pushing && i < 200; i++) made.push(await carol.post(olderPath(), { body: 'racing', path: 'mod.txt', line: 32 }));
+    };
+    const pushes = (async () => {
+      for (let round = 1; round <= 3; round++) {
+        const rows = ['top 1', 'top 2', ...MOD];
+        rows[11] = 'line 10 first';
+        rows[12] = 'line 11 second';
+        rows[31] = 'line 30 first';
+        rows[41] = `line 40 round ${round}`;
+        await repo.commit('older', `round ${round}`, { 'mod.txt': text(rows) });
+        await repo.push(['older']);
+      }
+      pushing = false;
+    })();
+    await Promise.all([pushes, commenter(), commenter(), commenter()]);
+    expect(made.length).toBeGreaterThan(0);
+    for (const res of made) expect([201, 409]).toContain(res.status);
+    const conflicts = made.filter((res) => res.status === 409);
+    for (const res of conflicts) expect(res.body.error.code).toBe('conflict');
+    const tip = await repo.remoteSha('older');
+    const page = await carol.get(`${olderPath()}?limit=100&offset=0`);
+    const racing = page.body.data.filter((c: any) => c.body === 'racing');
+    expect(racing.length).toBe(made.length - conflicts.length);
+    for (const c of racing) expect(c).toMatchObject({ outdated: false, commit_id: tip, line: 32 });
+  });
+});
+
+describe('pages', () => {
+  const NESTED = gql`
+    query ($id: ID!, $limit: Int, $offset: Int) {
+      repository(id: $id) {
+        pullRequests(limit: 10) {
+          nodes {
+            number
+            reviewThreads(limit: $limit, offset: $offset) {
+              totalCount
+              nodes {
+                id
+                comments(limit: 1, offset: 1) {
+                  totalCount
+                  nodes {
+                    body
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  `;
+
+  test('each page is its slice of the whole list, with the parent’s total; past the end, none', async () => {
+    const whole = await carol.get(`${commentsPath()}?limit=100`);
+    const pages = await Promise.all([0, 7, 14].map((offset) => carol.get(`${commentsPath()}?limit=7&offset=${offset}`)));
+    expect(pages.flatMap((page) => page.body.data)).toEqual(whole.body.data.slice(0, 21));
+    for (const page of pages) expect(page.body.total).toBe(whole.body.total);
+    const past = await carol.get(`${commentsPath()}?limit=5&offset=${whole.body.total}`);
+    expect(past.body).toMatchObject({ data: [], total: whole.body.total, hasMore: false });
+
+    // The threads of several pull requests at once, and the comments of each thread, paged.
+    const asCarol = urqlClient(server, carol.token);
+    const query = (limit: number, offset: number) =>
+      asCarol.query(NESTED, { id: repo.id, limit, offset }, { requestPolicy: 'network-only' }).toPromise();
+    const [all, second] = await Promise.all([query(100, 0), query(3, 2)]);
+    expect(all.error).toBeUndefined();
+    const pulls = all.data.repository.pullRequests.nodes;
+    expect(pulls.filter((pull: any) => pull.reviewThreads.totalCount > 0).length).toBeGreaterThan(1);
+    second.data.repository.pullRequests.nodes.forEach((pull: any, i: number) => {
+      expect(pull.reviewThreads.totalCount).toBe(pulls[i].reviewThreads.totalCount);
+      expect(pull.reviewThreads.nodes).toEqual(pulls[i].reviewThreads.nodes.slice(2, 5));
+    });
+    const replied = pulls.flatMap((pull: any) => pull.reviewThreads.nodes).find((thread: any) => thread.comments.totalCount > 1);
+    expect(replied.comments.nodes).toHaveLength(1);
+  });
+});
+
+describe('many pull requests on one head', () => {
+  test('a push re-checks the threads of at most 20 pull requests sharing its head: the newest; the others stay as they were', async () => {
+    const bases = Array.from({ length: 21 }, (_, i) => `fan-base-${i + 1}`);
+    await repo.push(bases.map((base) => `main:refs/heads/${base}`));
+    const before = await repo.commit('fan', 'fan', { 'fan.txt': text(lines(5, 'fan')) });
+    await repo.push(['fan']);
+    const numbers: number[] = [];
+    for (const base of bases) {
+      const opened = await repo.open({ title: `Fan to ${base}`, head: 'fan', base }, bob);
+      expect(opened.status).toBe(201);
+      numbers.push(opened.body.number);
+    }
+    const made = await Promise.all(
+      numbers.map((n) => carol.post(`/repos/${repo.id}/pulls/${n}/comments`, { body: 'fanned', path: 'fan.txt', line: 1 })),
+    );
+    expect(made.map((res) => res.status)).toEqual(made.map(() => 201));
+    const after = await repo.commit('fan', 'elsewhere', { 'elsewhere.txt': 'elsewhere\n' });
+    await repo.push(['fan']);
+    const now = await Promise.all(made.map((res) => carol.get(commentPath(res.body.id))));
+    // The oldest pull request (the first opened) is past the bound: its thread stays on the head it was on.
+    expect(now.map((res) => res.body.commit_id)).toEqual([before, ...numbers.slice(1).map(() => after)]);
+    for (const res of now) expect(res.body).toMatchObject({ outdated: false, line: 1 });
+  });
+});

@@ -168,18 +168,30 @@ export interface Relocated {
   hunk: Hunk;
 }
 
+/** A file's hunks by digest, each hunk hashed once: what `relocate` looks in. */
+export type HunksByDigest = ReadonlyMap<string, Hunk[]>;
+
+/** The hunks of one diff of a file, grouped by digest (each hashed once, whatever the number of comments looked for). */
+export function hunksByDigest(hunks: Hunk[]): HunksByDigest {
+  const byDigest = new Map<string, Hunk[]>();
+  for (const hunk of hunks) {
+    const digest = hunkDigest(hunk);
+    byDigest.set(digest, [...(byDigest.get(digest) ?? []), hunk]);
+  }
+  return byDigest;
+}
+
 /**
  * Where a comment anchored in a hunk with `digest` is in another diff of the same file: in the hunk
  * with the same digest (of several, the one nearest `near`, its last known line), at the same
  * indexes. null when no hunk is the same any more: the comment is outdated.
  */
 export function relocate(
-  hunks: Hunk[],
+  hunks: HunksByDigest,
   anchor: { digest: string; index: number; startIndex: number; side: DiffSide; startSide: DiffSide | null; near: number },
 ): Relocated | null {
   let best: Relocated | null = null;
-  for (const hunk of hunks) {
-    if (hunkDigest(hunk) !== anchor.digest) continue;
+  for (const hunk of hunks.get(anchor.digest) ?? []) {
     const end = hunk.lines[anchor.index];
     const line = end ? lineOn(end, anchor.side) : null;
     if (line === null) continue;

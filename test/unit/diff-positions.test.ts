@@ -2,7 +2,16 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { anchorOf, diffHunkText, hunkDigest, locate, parseHunks, relocate, type Hunk } from '../../src/git/diff-positions.js';
+import {
+  anchorOf,
+  diffHunkText,
+  hunkDigest,
+  hunksByDigest,
+  locate,
+  parseHunks,
+  relocate,
+  type Hunk,
+} from '../../src/git/diff-positions.js';
 
 /**
  * The position math of comments on lines, against what `git diff` really writes: a temporary
@@ -183,11 +192,28 @@ test('relocate: a hunk moved by a change elsewhere keeps its comment; a changed 
   const head2 = commit({ 'move.txt': second.join('\n') + '\n' });
   const moved = hunksOf(base, head2, 'move.txt').hunks;
   expect(moved).toHaveLength(2);
-  expect(relocate(moved, anchor)).toMatchObject({ line: 42, startLine: null });
+  expect(relocate(hunksByDigest(moved), anchor)).toMatchObject({ line: 42, startLine: null });
 
   // The commented hunk changed (a line next to it): outdated.
   const third = [...second];
   third[42] = 'forty-one changed';
   const head3 = commit({ 'move.txt': third.join('\n') + '\n' });
-  expect(relocate(hunksOf(base, head3, 'move.txt').hunks, anchor)).toBeNull();
+  expect(relocate(hunksByDigest(hunksOf(base, head3, 'move.txt').hunks), anchor)).toBeNull();
+});
+
+test('hunksByDigest: hunks hashed once and grouped; of two identical hunks relocate takes the nearest', () => {
+  const block = (tag: string) => ['a', 'b', 'c', tag, 'd', 'e', 'f'];
+  const filler = (from: number) => numbered(10, `filler ${from}`);
+  const lines = [...block('X'), ...filler(1), ...block('X'), ...filler(2)];
+  const base = commit({ 'twice.txt': lines.join('\n') + '\n' });
+  const changed = [...block('Y'), ...filler(1), ...block('Y'), ...filler(2)];
+  const head = commit({ 'twice.txt': changed.join('\n') + '\n' });
+  const { hunks } = hunksOf(base, head, 'twice.txt');
+  expect(hunks).toHaveLength(2);
+  const byDigest = hunksByDigest(hunks);
+  expect([...byDigest.values()].map((group) => group.length)).toEqual([2]);
+  const at = locate(hunks, 'RIGHT', 4)!;
+  const anchor = { digest: hunkDigest(hunks[0]!), index: at.index, startIndex: at.index, side: 'RIGHT' as const, startSide: null };
+  expect(relocate(byDigest, { ...anchor, near: 3 })).toMatchObject({ line: 4 });
+  expect(relocate(byDigest, { ...anchor, near: 20 })).toMatchObject({ line: 21 });
 });

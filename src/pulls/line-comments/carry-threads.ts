@@ -1,11 +1,19 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { relocate, type DiffSide } from '../../git/diff-positions.js';
+import type { DiffSide, HunksByDigest } from '../../git/diff-positions.js';
 import { pullFileDiffs, type FileDiff } from '../../git/file-diff.js';
 import type { RefListener } from '../../git/refs/ref-transaction.js';
 import type { GitStorage } from '../../git/storage.js';
 import type { Logger } from '../../logger.js';
+import { atHead, digestedFiles } from './line-placement.js';
 
 const BRANCH = 'refs/heads/';
+
+/**
+ * The most pull requests one push re-checks: each is one `git diff` inside the push's transaction.
+ * More open pull requests sharing a pushed head branch (each with another base) than this, the
+ * newest are re-checked; the others keep their threads as they were until a later push (logged).
+ */
+const MAX_PULLS_PER_PUSH = 20;
 
 /** A current (not outdated) thread of an open pull request whose head moved, with where it is now. */
 interface ThreadRow {
@@ -22,6 +30,8 @@ interface ThreadRow {
   hunk_index: number;
   hunk_start_index: number;
   commit_id: string;
+  /** How many pull requests had threads behind their new head (of which at most MAX_PULLS_PER_PUSH are read). */
+  behind: number;
 }
 
 /** What a push does to a thread: carried to the new head (its lines where its hunk is now), or outdated. */
@@ -40,30 +50,47 @@ interface Carried {
  * other changes moved them), the thread is carried there — `commit_id` the new head, `line` (and
  * `start_line`) where its lines are now. Its hunk changed or gone, it is outdated: `line` null, its
  * `original_*` kept. Bounded whatever the number of comments: per pull request, one diff of the
- * paths its threads are on (file-diff.ts), and one statement writes every thread's outcome. A diff
- * git cannot make within its bounds leaves the threads as they were (logged): the push is recorded
- * all the same.
+ * paths its threads are on (file-diff.ts), for at most MAX_PULLS_PER_PUSH pull requests, and one
+ * statement writes every thread's outcome. A diff git cannot make within its bounds leaves the
+ * threads as they were (logged): the push is recorded all the same.
  */
 export function carryThreads(git: GitStorage, log: Logger): RefListener {
   return async (tx, change) => {
-    const heads = change.changes.filter((update) => update.ref.startsWith(BRANCH)).map((update) => update.ref.slice(BRANCH.length));
+    const heads = change.changes.flatMap((update) => {
+      const sha = update.ref.startsWith(BRANCH) ? change.refs.get(update.ref) : undefined;
+      return sha ? [{ ref: update.ref.slice(BRANCH.length), sha }] : []; // a deleted head: the pull request closes
+    });
     if (!heads.length) return;
     const rows = await tx.execute<ThreadRow[]>(
-      `select t.id, t.pull_request_id, p.head_ref, p.base_ref, p.base_sha, t.path, t.side, t.start_side, t.line,
-              t.hunk_digest, t.hunk_index, t.hunk_start_index, t.commit_id
-         from pull_requests p join review_threads t on t.pull_request_id = p.id
-        where p.repository_id = ? and p.state = 'open' and p.head_ref = any(array(select jsonb_array_elements_text(cast(? as text)::jsonb))) and not t.outdated`,
-      [change.repository.id, JSON.stringify(heads)],
+      `with heads as (select distinct ref, sha from jsonb_to_recordset(cast(? as text)::jsonb) as h(ref text, sha text)),
+            behind as (
+              select p.id, p.number, count(*) over () as behind
+                from pull_requests p join heads h on h.ref = p.head_ref
+               where p.repository_id = ? and p.state = 'open'
+                 and exists (select 1 from review_threads t where t.pull_request_id = p.id and not t.outdated and t.commit_id <> h.sha)
+               order by p.number desc
+               limit ?)
+       select t.id, t.pull_request_id, p.head_ref, p.base_ref, p.base_sha, t.path, t.side, t.start_side, t.line,
+              t.hunk_digest, t.hunk_index, t.hunk_start_index, t.commit_id, b.behind::int as behind
+         from behind b join pull_requests p on p.id = b.id join review_threads t on t.pull_request_id = p.id
+        where not t.outdated
+        order by b.number desc`,
+      [JSON.stringify(heads), change.repository.id, MAX_PULLS_PER_PUSH],
     );
     if (!rows.length) return;
+    if (rows[0]!.behind > MAX_PULLS_PER_PUSH) {
+      log.warn(
+        { repositoryId: change.repository.id, pullRequests: rows[0]!.behind, rechecked: MAX_PULLS_PER_PUSH },
+        'review threads of the oldest pull requests on the pushed heads not carried: too many; they stay as they were until a later push',
+      );
+    }
     const dir = git.pathFor(change.repository.id);
     const byPull = new Map<string, ThreadRow[]>();
     for (const row of rows) byPull.set(row.pull_request_id, [...(byPull.get(row.pull_request_id) ?? []), row]);
     const carried: Carried[] = [];
     for (const threads of byPull.values()) {
       const { head_ref: headRef, base_ref: baseRef, base_sha: storedBase } = threads[0]!;
-      const head = change.refs.get(`${BRANCH}${headRef}`);
-      if (!head) continue; // the head branch is gone: the pull request closes, its threads stay as they were
+      const head = change.refs.get(`${BRANCH}${headRef}`)!;
       const moving = threads.filter((thread) => thread.commit_id !== head);
       if (!moving.length) continue;
       let files: Map<string, FileDiff>;
@@ -77,35 +104,32 @@ export function carryThreads(git: GitStorage, log: Logger): RefListener {
         );
         continue;
       }
-      for (const thread of moving) carried.push(carry(thread, head, files.get(thread.path)));
+      const hunksOf = digestedFiles(files);
+      for (const thread of moving) carried.push(carry(thread, head, hunksOf(thread.path)));
     }
     await writeCarried(tx, carried);
   };
 }
 
-function carry(thread: ThreadRow, head: string, file: FileDiff | undefined): Carried {
-  const found = file
-    ? relocate(file.hunks, {
-        digest: thread.hunk_digest,
-        index: thread.hunk_index,
-        startIndex: thread.hunk_start_index,
-        side: thread.side,
-        startSide: thread.start_side,
-        near: thread.line ?? 0,
-      })
-    : null;
-  return found
-    ? { id: thread.id, commit_id: head, line: found.line, start_line: found.startLine, outdated: false }
-    : { id: thread.id, commit_id: head, line: null, start_line: null, outdated: true };
+function carry(thread: ThreadRow, head: string, hunks: HunksByDigest | undefined): Carried {
+  const anchor = {
+    digest: thread.hunk_digest,
+    index: thread.hunk_index,
+    startIndex: thread.hunk_start_index,
+    side: thread.side,
+    startSide: thread.start_side,
+    near: thread.line ?? 0,
+  };
+  const now = atHead(anchor, thread.commit_id, head, hunks);
+  return { id: thread.id, commit_id: now.commitId, line: now.line, start_line: now.startLine, outdated: now.outdated };
 }
 
-/** Every thread's outcome in one statement. An outdated thread keeps the commit it was last current on. */
+/** Every thread's outcome in one statement. An outdated thread keeps the commit it was last current on (atHead). */
 async function writeCarried(tx: EntityManager, carried: Carried[]): Promise<void> {
   if (!carried.length) return;
   await tx.execute(
     `update review_threads t
-        set line = c.line, start_line = c.start_line, outdated = c.outdated,
-            commit_id = case when c.outdated then t.commit_id else c.commit_id end
+        set line = c.line, start_line = c.start_line, outdated = c.outdated, commit_id = c.commit_id
        from jsonb_to_recordset(?::jsonb) as c(id text, commit_id text, line integer, start_line integer, outdated boolean)
       where t.id = c.id`,
     [JSON.stringify(carried)],

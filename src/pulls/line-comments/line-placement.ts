@@ -1,7 +1,15 @@
 import { notFound, type Problems } from '../../errors/domain-error.js';
 import { limited } from '../../git/concurrency.js';
-import { anchorOf, diffHunkText, hunkDigest, type DiffSide } from '../../git/diff-positions.js';
-import { isMissingCommit, isPullCommit, pullFileDiffs } from '../../git/file-diff.js';
+import {
+  anchorOf,
+  diffHunkText,
+  hunkDigest,
+  hunksByDigest,
+  relocate,
+  type DiffSide,
+  type HunksByDigest,
+} from '../../git/diff-positions.js';
+import { isMissingCommit, isPullCommit, pullFileDiffs, type FileDiff } from '../../git/file-diff.js';
 import type { GitStorage } from '../../git/storage.js';
 import type { Principal } from '../../principal.js';
 
@@ -14,9 +22,23 @@ export interface Placement {
   startSide: DiffSide | null;
 }
 
-/** A place found in the diff: what a new thread stores. */
+/** Where a thread is at a pull request's head: carried there (its lines where its hunk is now), or outdated. */
+export interface AtHead {
+  /** The head when carried; when outdated, the commit it was last current on. */
+  commitId: string;
+  line: number | null;
+  startLine: number | null;
+  outdated: boolean;
+}
+
+/**
+ * A place found in the diff at `commitId` (a new thread's `original_*`), and where it is at the head
+ * the placement was checked against (`headSha`): the same place when `commitId` is that head.
+ */
 export interface PlacedThread extends Placement {
   commitId: string;
+  headSha: string;
+  current: AtHead;
   diffHunk: string;
   hunkDigest: string;
   hunkIndex: number;
@@ -68,10 +90,40 @@ function checkShape(placement: Placement, problems: Problems, field: (name: stri
 }
 
 /**
+ * Where a thread anchored in a hunk (its digest, its lines' indexes, `near` its last known line) is in
+ * the diff of its file at `head`: in the same hunk, carried there; the hunk changed or gone (or the
+ * file no longer in the diff), outdated, keeping `lastCurrent`. The rule of every push
+ * (carry-threads.ts), and of a comment made on a commit older than the head.
+ */
+export function atHead(
+  anchor: { digest: string; index: number; startIndex: number; side: DiffSide; startSide: DiffSide | null; near: number },
+  lastCurrent: string,
+  head: string,
+  hunks: HunksByDigest | undefined,
+): AtHead {
+  const found = hunks ? relocate(hunks, anchor) : null;
+  return found
+    ? { commitId: head, line: found.line, startLine: found.startLine, outdated: false }
+    : { commitId: lastCurrent, line: null, startLine: null, outdated: true };
+}
+
+/** The hunks of each file of a diff by digest, each file's hashed once, when first asked for. */
+export function digestedFiles(files: Map<string, FileDiff>): (path: string) => HunksByDigest | undefined {
+  const digested = new Map<string, HunksByDigest>();
+  return (path) => {
+    const file = files.get(path);
+    if (!file) return undefined;
+    if (!digested.has(path)) digested.set(path, hunksByDigest(file.hunks));
+    return digested.get(path);
+  };
+}
+
+/**
  * Where each placement is in the pull request's diff at `commitId` (its Files view at that commit),
  * every problem added to `problems` (a path not in the diff, a binary file, a line outside the
  * hunks: `line_not_in_diff`, a bad range), each under its own field. One bounded diff for all the
- * paths, in a git slot within the viewer's share. Nothing is written.
+ * paths, in a git slot within the viewer's share; a second one at the head when `commitId` is an
+ * older commit, to say at once whether each thread is current there (`atHead`). Nothing is written.
  */
 export async function placeThreads(
   git: GitStorage,
@@ -86,13 +138,16 @@ export async function placeThreads(
   const wanted = [...new Set(placements.filter((_, i) => shaped[i]).map((placement) => placement.path))];
   if (!wanted.length) return [];
   const dir = git.pathFor(pr.repositoryId);
-  let files;
-  try {
-    files = await limited(viewer.userId, () => pullFileDiffs(dir, pr.baseSha, commitId, wanted));
-  } catch (error) {
-    if (isMissingCommit(error)) throw notFound(`the commits of pull request #${pr.number}`);
-    throw error;
-  }
+  const diffAt = async (commit: string) => {
+    try {
+      return await limited(viewer.userId, () => pullFileDiffs(dir, pr.baseSha, commit, wanted));
+    } catch (error) {
+      if (isMissingCommit(error)) throw notFound(`the commits of pull request #${pr.number}`);
+      throw error;
+    }
+  };
+  const files = await diffAt(commitId);
+  const headFiles = commitId === pr.headSha ? null : digestedFiles(await diffAt(pr.headSha));
   const placed: PlacedThread[] = [];
   placements.forEach((placement, i) => {
     if (!shaped[i]) return;
@@ -103,11 +158,29 @@ export async function placeThreads(
     const anchor = anchorOf(file.hunks, placement);
     if ('code' in anchor) return problems.add(field(anchor.field), anchor.code, anchor.message);
     const hunk = file.hunks[anchor.hunk]!;
+    const digest = hunkDigest(hunk);
+    const current = headFiles
+      ? atHead(
+          {
+            digest,
+            index: anchor.index,
+            startIndex: anchor.startIndex,
+            side: placement.side,
+            startSide: placement.startSide,
+            near: placement.line,
+          },
+          commitId,
+          pr.headSha,
+          headFiles(placement.path),
+        )
+      : { commitId, line: placement.line, startLine: placement.startLine, outdated: false };
     placed.push({
       ...placement,
       commitId,
+      headSha: pr.headSha,
+      current,
       diffHunk: diffHunkText(hunk, anchor.index),
-      hunkDigest: hunkDigest(hunk),
+      hunkDigest: digest,
       hunkIndex: anchor.index,
       hunkStartIndex: anchor.startIndex,
     });

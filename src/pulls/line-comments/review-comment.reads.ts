@@ -8,7 +8,7 @@ import { ReviewCommentView, ReviewThreadView } from './review-comment.view.js';
  * Reading comments on lines and their threads as views, never hydrated: a comment is read with its
  * thread's place and its author's login in one statement. The nested lists of a page (the comments
  * of 30 threads, the threads of 30 pull requests) are read for all their parents in ONE statement,
- * each parent's page cut by a window (`pagesOf`).
+ * a lateral page per parent (`pagesOf`).
  */
 
 interface CommentRow {
@@ -130,77 +130,76 @@ export async function readThread(em: EntityManager, id: string): Promise<ReviewT
 /** The parents whose children a page lists: comments by pull request, thread or review; threads by pull request. */
 export type CommentParent = 'pull_request_id' | 'thread_id' | 'review_id';
 
+/** Where the rows of a list are: the columns read, the joined tables, the table counted, the parent column, the order. */
+interface Listed {
+  select: string;
+  from: string;
+  /** `from`'s first table, with its alias: the total is counted on it alone. */
+  table: string;
+  /** The parent column, qualified by `table`'s alias. */
+  parent: string;
+  /** The order of an index that starts with `parent`, qualified. */
+  order: string;
+}
+
 /**
- * A page of each parent's rows, oldest first, and each parent's total, in ONE statement: the rows
- * of all the parents numbered within their parent by a window, the page's cut out of each.
+ * A page of each parent's rows, oldest first, and each parent's total, in ONE statement: per parent,
+ * a lateral `limit/offset` read in its index's order (a page costs its offset and limit, whatever
+ * the number of rows the parent has) and a count on the bare table (an index-only count).
+ * `childPages` (db/child-pages.ts) has the same shape but pages `select *` of one table: a comment's
+ * view needs its thread's place and its author's login, read here in the same lateral.
  */
-async function pagesOf<R extends { parent: string; total: string | number }, V>(
+async function pagesOf<R extends object, V>(
   em: EntityManager,
-  select: string,
-  from: string,
-  parentColumn: string,
-  order: string,
+  listed: Listed,
   parents: readonly string[],
   page: Page,
   view: (row: R) => V,
 ): Promise<Array<Connection<V>>> {
-  const rows = await fastRead<R & { rn: string | number }>(
+  const { select, from, table, parent, order } = listed;
+  const rows = await fastRead<R & { parent_key: string; parent_total: number; child_present: boolean }>(
     em,
-    `select * from (
-       select ${select}, ${parentColumn} as parent,
-              row_number() over (partition by ${parentColumn} order by ${order}) as rn,
-              count(*) over (partition by ${parentColumn}) as total
-         from ${from} where ${parentColumn} = any(array(select jsonb_array_elements_text(cast(? as text)::jsonb)))) x
-      where x.rn > ? and x.rn <= ?
-      order by x.parent, x.rn`,
-    [JSON.stringify(parents), page.offset, page.offset + page.limit],
+    `select p.key as parent_key, n.total as parent_total, r.id is not null as child_present, r.*
+       from jsonb_array_elements_text(cast(? as text)::jsonb) with ordinality as p(key, position)
+       cross join lateral (select count(*)::int as total from ${table} where ${parent} = p.key) n
+       left join lateral (
+         select ${select}, row_number() over (order by ${order}) as position_in_parent
+           from ${from} where ${parent} = p.key order by ${order} limit ? offset ?) r on true
+      order by p.position, r.position_in_parent`,
+    [JSON.stringify(parents), page.limit, page.offset],
   );
-  const byParent = new Map<string, { nodes: V[]; total: number }>();
+  const byParent = new Map(parents.map((key) => [key, { nodes: [] as V[], total: 0 }]));
   for (const row of rows) {
-    const entry = byParent.get(row.parent) ?? { nodes: [], total: Number(row.total) };
-    entry.nodes.push(view(row));
-    byParent.set(row.parent, entry);
+    const entry = byParent.get(row.parent_key)!;
+    entry.total = row.parent_total;
+    if (row.child_present) entry.nodes.push(view(row));
   }
-  // A parent whose page is past its rows has none read: its total comes from a count of its own.
-  const missing = parents.filter((parent) => !byParent.has(parent));
-  if (missing.length && (page.offset > 0 || page.limit === 0)) {
-    const counted = await fastRead<{ parent: string; total: number }>(
-      em,
-      `select ${parentColumn} as parent, count(*)::int as total from ${from} where ${parentColumn} = any(array(select jsonb_array_elements_text(cast(? as text)::jsonb))) group by ${parentColumn}`,
-      [JSON.stringify(missing)],
-    );
-    for (const row of counted) byParent.set(row.parent, { nodes: [], total: row.total });
-  }
-  return parents.map((parent) => {
-    const entry = byParent.get(parent) ?? { nodes: [], total: 0 };
+  return parents.map((key) => {
+    const entry = byParent.get(key)!;
     return connection(entry.nodes, entry.total, page);
   });
 }
 
 /** The comments of each parent, a page each, oldest first. */
 export function commentPages(em: EntityManager, parent: CommentParent, parents: readonly string[], page: Page) {
-  return pagesOf<CommentRow & { parent: string; total: number }, ReviewCommentView>(
-    em,
-    COMMENT_COLUMNS,
-    COMMENT_FROM,
-    `c.${parent}`,
-    'c.created_at, c.id',
-    parents,
-    page,
-    commentOf,
-  );
+  const listed = {
+    select: COMMENT_COLUMNS,
+    from: COMMENT_FROM,
+    table: 'pull_request_review_comments c',
+    parent: `c.${parent}`,
+    order: 'c.created_at, c.id',
+  };
+  return pagesOf<CommentRow, ReviewCommentView>(em, listed, parents, page, commentOf);
 }
 
 /** The threads of each pull request, a page each, oldest first. */
 export function threadPages(em: EntityManager, pullRequestIds: readonly string[], page: Page) {
-  return pagesOf<ThreadRow & { parent: string; total: number }, ReviewThreadView>(
-    em,
-    THREAD_COLUMNS,
-    THREAD_FROM,
-    't.pull_request_id',
-    't.created_at, t.id',
-    pullRequestIds,
-    page,
-    threadOf,
-  );
+  const listed = {
+    select: THREAD_COLUMNS,
+    from: THREAD_FROM,
+    table: 'review_threads t',
+    parent: 't.pull_request_id',
+    order: 't.created_at, t.id',
+  };
+  return pagesOf<ThreadRow, ReviewThreadView>(em, listed, pullRequestIds, page, threadOf);
 }

@@ -10,6 +10,7 @@ import type { PullDeps } from '../pull-request.deps.js';
 import { PullRequest } from '../pull-request.entity.js';
 import { pullRequestRecord } from '../pull-request.payload.js';
 import { findPullRequest } from '../pull-request.reads.js';
+import { lockPullRequest } from '../pull-request.writes.js';
 import { reviewCommentRecord } from './review-comment.payload.js';
 import { commentPages, readComment, readThread } from './review-comment.reads.js';
 import type {
@@ -48,6 +49,8 @@ export class ReviewComments {
    * A comment on lines of the pull request's diff at `commitId` (default: its head), starting a
    * thread; or, with `inReplyTo` (any comment of the same pull request), a reply joining that
    * comment's thread, on its place. Every problem is reported at once, before anything is written.
+   * On an older commit than the head, the thread is at once carried to the head or outdated, as a
+   * push would do; the head moved while the comment was checked, CONFLICT (send it again).
    */
   async create(em: EntityManager, viewer: Principal, input: CreateReviewCommentInput): Promise<ReviewCommentView> {
     const repo = await this.deps.repositories.find(em, viewer, input.repositoryId, Permission.READ, 'repo');
@@ -69,8 +72,12 @@ export class ReviewComments {
       : await placeThreads(this.deps.git, viewer, sides, commitId, [placementOf(input)], problems, (_, name) => name);
     problems.throwIfAny();
     return this.deps.events.transaction(em, async (tx) => {
+      // Locked, the head cannot move before the thread is written (a push then carries it); moved since
+      // the diff was read, startThreads refuses it.
+      const locked = await lockPullRequest(tx, pr);
       const user = await tx.findOneOrFail(User, { id: viewer.userId });
-      const [view] = await startThreads(this.deps, tx, { repo, pr: pr, user, review: null }, [{ placed: placed[0]!, body: input.body }]);
+      const at = { repo, pr: locked, user, review: null };
+      const [view] = await startThreads(this.deps, tx, at, [{ placed: placed[0]!, body: input.body }]);
       return view!;
     });
   }
@@ -124,31 +131,36 @@ export class ReviewComments {
   /**
    * Deletes a comment (its author, a writer or an admin), with its `deleted` event. A thread's first
    * comment deleted, the next oldest becomes the first (replies name it); its last deleted, the
-   * thread goes too.
+   * thread goes too. Decided under the thread's lock on what the delete itself removed: a concurrent
+   * delete in the thread may have made this comment the first since it was read.
    */
   async delete(em: EntityManager, viewer: Principal, input: DeleteReviewCommentInput): Promise<boolean> {
     const { repo, comment, pr } = await this.changeable(em, viewer, input.repositoryId, input.commentId);
     await this.deps.events.transaction(em, async (tx) => {
       await tx.execute('select id from review_threads where id = ? for update', [comment.threadId]);
-      const deleted = await tx.execute('delete from pull_request_review_comments where id = ? returning id', [comment.id]);
-      if (!deleted.length) throw notFound('review comment');
+      const [deleted] = await tx.execute<Array<{ in_reply_to_id: string | null }>>(
+        'delete from pull_request_review_comments where id = ? returning in_reply_to_id',
+        [comment.id],
+      );
+      if (!deleted) throw notFound('review comment');
       const [next] = await tx.execute<Array<{ id: string }>>(
         'select id from pull_request_review_comments where thread_id = ? order by created_at, id limit 1',
         [comment.threadId],
       );
       if (!next) await tx.execute('delete from review_threads where id = ?', [comment.threadId]);
-      else if (comment.inReplyToId === null) {
+      else if (deleted.in_reply_to_id === null) {
         await tx.execute(
           'update pull_request_review_comments set in_reply_to_id = case when id = ? then null else ? end where thread_id = ?',
           [next.id, next.id, comment.threadId],
         );
       }
-      await recordComments(this.deps, tx, { repo, pr: pr, user: { id: viewer.userId, login: viewer.login } }, 'deleted', [comment]);
+      const gone = { ...comment, inReplyToId: deleted.in_reply_to_id } as ReviewCommentView;
+      await recordComments(this.deps, tx, { repo, pr: pr, user: { id: viewer.userId, login: viewer.login } }, 'deleted', [gone]);
     });
     return true;
   }
 
-  /** Resolves or unresolves a thread: the pull request's author or a writer. */
+  /** Resolves or unresolves a thread: the pull request's author or a writer; NOT_FOUND once the thread is gone. */
   async resolve(em: EntityManager, viewer: Principal, threadId: string, resolved: boolean): Promise<ReviewThreadView> {
     const thread = await readThread(em, threadId);
     if (!thread) throw notFound('review thread');
@@ -157,12 +169,15 @@ export class ReviewComments {
     if (!pr || !(await mayChangeAuthored(em, viewer, repo, pr.user_id))) {
       throw new DomainError('FORBIDDEN', "only the pull request's author or a writer may resolve its threads");
     }
-    await em.execute('update review_threads set resolved = ?, resolved_by_id = ? where id = ?', [
+    // The thread may have gone with its last comment since it was read: no row changed, no thread.
+    const changed = await em.execute('update review_threads set resolved = ?, resolved_by_id = ? where id = ? returning id', [
       resolved,
       resolved ? viewer.userId : null,
       thread.id,
     ]);
-    return (await readThread(em, thread.id)) ?? thread;
+    const now = changed.length ? await readThread(em, thread.id) : null;
+    if (!now) throw notFound('review thread');
+    return now;
   }
 
   /** The comment, its repository and pull request, if the viewer may change it (FORBIDDEN otherwise). */

@@ -1,9 +1,10 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { User } from '../../auth/user.entity.js';
-import { conflict, notFound, type Problems } from '../../errors/domain-error.js';
+import { conflict, notFound, Problems } from '../../errors/domain-error.js';
 import type { RecordedChange } from '../../events/event-map.js';
 import type { Principal } from '../../principal.js';
+import { checkTitleAndBody } from '../../repositories/names.js';
 import { Repository } from '../../repositories/repository.entity.js';
 import type { PullDeps } from '../pull-request.deps.js';
 import { PullRequest } from '../pull-request.entity.js';
@@ -15,13 +16,23 @@ import { ReviewComment, ReviewThread } from './review-comment.entity.js';
 import { ReviewCommentView } from './review-comment.view.js';
 import { placementOf, placeThreads, type PlacedThread } from './line-placement.js';
 
-/** A comment's body is bounded as an issue's is. */
-const MAX_BODY = 65_536;
+/** Problems of a shared rule, reported under another field (a review's `comments[0].body`). */
+class UnderField extends Problems {
+  constructor(
+    private readonly into: Problems,
+    private readonly field: string,
+  ) {
+    super();
+  }
+  override add(_field: string, code: string, message: string): void {
+    this.into.add(this.field, code, message);
+  }
+}
 
-/** A comment's body: required, not blank, at most MAX_BODY characters. */
+/** A comment's body: required, not blank, and bounded as an issue's body is (the issues' rule, shared). */
 export function checkCommentBody(problems: Problems, body: string | null | undefined, field = 'body'): void {
   if (!body?.trim()) problems.add(field, 'missing', 'body cannot be empty');
-  else if (body.length > MAX_BODY) problems.add(field, 'too_long', `body is at most ${MAX_BODY} characters`);
+  else checkTitleAndBody(new UnderField(problems, field), undefined, body);
 }
 
 /** The view of a comment just written, from its thread and itself (nothing read back). */
@@ -57,9 +68,13 @@ export interface ThreadDraft {
   body: string;
 }
 
+/** The most comments one review carries: each is placed in the diff and written in the review's transaction. */
+const MAX_REVIEW_COMMENTS = 100;
+
 /**
  * The comments of a review, every one checked (body, place in the diff at the head) with the
- * review's other problems, before anything is written. Fields are `comments[i].line` and so on.
+ * review's other problems, before anything is written. Fields are `comments[i].line` and so on;
+ * more than MAX_REVIEW_COMMENTS is `comments` `too_many`, and none of them is looked at.
  */
 export async function planReviewComments(
   deps: PullDeps,
@@ -69,6 +84,10 @@ export async function planReviewComments(
   problems: Problems,
 ): Promise<ThreadDraft[]> {
   if (!comments?.length) return [];
+  if (comments.length > MAX_REVIEW_COMMENTS) {
+    problems.add('comments', 'too_many', `a review carries at most ${MAX_REVIEW_COMMENTS} comments`);
+    return [];
+  }
   const field = (i: number, name: string) => `comments[${i}].${name}`;
   comments.forEach((comment, i) => checkCommentBody(problems, comment.body, field(i, 'body')));
   const placements = comments.map((comment) => placementOf(comment));
@@ -80,8 +99,9 @@ export async function planReviewComments(
 
 /**
  * Starts threads, each with its first comment, in `tx` (the pull request's row locked by the caller),
- * and records `pull_request_review_comment` `created` for each. Threads placed on an older head than
- * the pull request's now are refused (CONFLICT): the head moved while they were checked.
+ * and records `pull_request_review_comment` `created` for each. Threads checked against an older head
+ * than the pull request's now are refused (CONFLICT): the head moved while they were checked, and
+ * the push that moved it could not carry threads it did not see.
  */
 export async function startThreads(
   deps: PullDeps,
@@ -90,8 +110,8 @@ export async function startThreads(
   drafts: ThreadDraft[],
 ): Promise<ReviewCommentView[]> {
   if (!drafts.length) return [];
-  if (at.review && drafts.some((draft) => draft.placed.commitId !== at.pr.headSha)) {
-    throw conflict('the head of the pull request moved while its review was being checked: submit it again');
+  if (drafts.some((draft) => draft.placed.headSha !== at.pr.headSha)) {
+    throw conflict(`the head of the pull request moved while ${at.review ? 'its review' : 'the comment'} was being checked: send it again`);
   }
   const now = Date.now();
   const views = drafts.map((draft, i) => {
@@ -102,10 +122,11 @@ export async function startThreads(
       pullRequest: tx.getReference(PullRequest, at.pr.id),
       path: placed.path,
       side: placed.side,
-      line: placed.line,
-      startLine: placed.startLine,
+      line: placed.current.line,
+      startLine: placed.current.startLine,
       startSide: placed.startSide,
-      commitId: placed.commitId,
+      commitId: placed.current.commitId,
+      outdated: placed.current.outdated,
       originalCommitId: placed.commitId,
       originalLine: placed.line,
       originalStartLine: placed.startLine,
