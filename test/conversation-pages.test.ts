@@ -172,13 +172,13 @@ const PULL_PAGE = gql`
           login
         }
         commitsCount
-        reviewThreads {
+        reviewThreads(limit: 10) {
           nodes {
             path
             line
             isResolved
             isOutdated
-            comments {
+            comments(limit: 10) {
               nodes {
                 body
                 user {
@@ -188,7 +188,7 @@ const PULL_PAGE = gql`
             }
           }
         }
-        timeline(limit: 50) {
+        timeline(limit: 20) {
           nodes {
             kind
             actor {
@@ -200,7 +200,7 @@ const PULL_PAGE = gql`
             review {
               state
               body
-              comments {
+              comments(limit: 5) {
                 nodes {
                   path
                   line

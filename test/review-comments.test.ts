@@ -292,10 +292,10 @@ describe('GraphQL', () => {
               }
             }
           }
-          reviews {
+          reviews(limit: 10) {
             nodes {
               id
-              comments {
+              comments(limit: 3) {
                 nodes {
                   body
                 }
@@ -570,7 +570,7 @@ describe('pages', () => {
                 comments(limit: 1, offset: 1) {
                   totalCount
                   nodes {
-                    body
+                    id
                   }
                 }
               }

@@ -146,11 +146,21 @@ export function anchorOf(hunks: Hunk[], range: LineRange): Anchor | RangeProblem
   return { hunk: end.hunk, index: end.index, startIndex: start.index };
 }
 
-/** `diff_hunk`: the hunk's header through the commented line (and its `\ No newline` marker, which belongs to it). */
+/** What a `diff_hunk` keeps at most: the lines before the commented line, and characters in all. */
+const DIFF_HUNK_LINES = 20;
+const DIFF_HUNK_CHARS = 8 * 1024;
+
+/**
+ * `diff_hunk`: the hunk's header through the commented line (and its `\ No newline` marker, which
+ * belongs to it) — of a long hunk, the header and the DIFF_HUNK_LINES lines that end at the commented
+ * one, and of those at most DIFF_HUNK_CHARS characters, the last: a comment on line 500,000 of a
+ * one-hunk file stores and answers a few lines, not megabytes.
+ */
 export function diffHunkText(hunk: Hunk, index: number): string {
   let through = hunk.lines[index]!.at;
   if (hunk.text[through + 1]?.startsWith('\\')) through++;
-  return [hunk.header, ...hunk.text.slice(0, through + 1)].join('\n');
+  const lines = hunk.text.slice(Math.max(0, through + 1 - DIFF_HUNK_LINES), through + 1).join('\n');
+  return `${hunk.header}\n${lines.length > DIFF_HUNK_CHARS ? lines.slice(-DIFF_HUNK_CHARS) : lines}`;
 }
 
 /**

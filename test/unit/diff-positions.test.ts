@@ -217,3 +217,15 @@ test('hunksByDigest: hunks hashed once and grouped; of two identical hunks reloc
   expect(relocate(byDigest, { ...anchor, near: 3 })).toMatchObject({ line: 4 });
   expect(relocate(byDigest, { ...anchor, near: 20 })).toMatchObject({ line: 21 });
 });
+
+test('the diff_hunk of a line deep in a long hunk is the header and the 20 lines ending at it, at most 8 KiB', () => {
+  const added = Array.from({ length: 1000 }, (_, i) => `+line ${i + 1}`);
+  const [hunk] = parseHunks(['@@ -0,0 +1,1000 @@', ...added].join('\n'));
+  const at = locate([hunk!], 'RIGHT', 900)!;
+  expect(diffHunkText(hunk!, at.index)).toBe(['@@ -0,0 +1,1000 @@', ...added.slice(880, 900)].join('\n'));
+  const [wide] = parseHunks(['@@ -0,0 +1,3 @@', `+${'w'.repeat(10_000)}`, '+a', '+b'].join('\n'));
+  const text = diffHunkText(wide!, locate([wide!], 'RIGHT', 3)!.index);
+  expect(text.startsWith('@@ -0,0 +1,3 @@\n')).toBe(true);
+  expect(text.length).toBe('@@ -0,0 +1,3 @@\n'.length + 8 * 1024);
+  expect(text.endsWith('\n+a\n+b')).toBe(true);
+});

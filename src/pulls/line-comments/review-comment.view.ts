@@ -1,4 +1,5 @@
-import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { Extensions, Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { TEXT_FIELD_COST } from '../../graphql/limits.js';
 import { Actor } from '../../auth/user.entity.js';
 import type { ActorRef } from '../../events/payloads.js';
 import type { DiffSide } from '../../git/diff-positions.js';
@@ -55,9 +56,10 @@ export class ReviewCommentView {
   @Field(() => Int, { nullable: true })
   originalStartLine!: number | null;
 
-  @Field({ description: 'The hunk header through the commented line, as the thread started.' })
+  @Field({ description: 'The hunk header through the commented line (its last 20 lines at most), as the thread started.' })
   diffHunk!: string;
 
+  @Extensions({ cost: TEXT_FIELD_COST })
   @Field()
   body!: string;
 
