@@ -313,7 +313,9 @@ describe('deliveries', () => {
 
     const res = await owner.post(`${base}/redeliver`);
     expect(res.status).toBe(202);
-    expect(res.body).toMatchObject({ id, status: 'pending', redelivery: true });
+    expect(res.body).toMatchObject({ id, redelivery: true });
+    // Read once the redelivery committed: a receiver on loopback may have taken it already.
+    expect(['pending', 'succeeded']).toContain(res.body.status);
     const [, second] = await receiver.waitFor('/redeliver', 2);
     expect(second!.headers['x-cairn-delivery']).toBe(id);
     expect(second!.raw.equals(first!.raw)).toBe(true);
