@@ -27,10 +27,7 @@ export async function requestReviewers(
   viewer: Principal,
   input: ReviewRequestsInput,
 ): Promise<Repository> {
-  const repo = await deps.repositories.find(em, viewer, input.repositoryId, Permission.WRITE, 'repo');
-  const keys = loginKeys(input.reviewers, 'reviewers', MOST_AT_ONCE);
-  const loaded = await findPullRequest(em, repo, input.number);
-  const users = await usersByLogin(em, repo.id, keys);
+  const { repo, loaded, keys, users } = await reviewersOf(deps, em, viewer, input);
   const problems = new Problems();
   for (const key of keys) {
     const user = users.get(key);
@@ -41,15 +38,7 @@ export async function requestReviewers(
     }
   }
   problems.throwIfAny();
-  await changeRequests(
-    deps,
-    em,
-    viewer,
-    repo,
-    loaded,
-    [...users.values()].map(({ id, login }) => ({ id, login })),
-    'review_requested',
-  );
+  await changeRequests(deps, em, viewer, repo, loaded, refsOf(users), 'review_requested');
   return repo;
 }
 
@@ -60,21 +49,21 @@ export async function removeReviewRequests(
   viewer: Principal,
   input: ReviewRequestsInput,
 ): Promise<Repository> {
+  const { repo, loaded, users } = await reviewersOf(deps, em, viewer, input);
+  await changeRequests(deps, em, viewer, repo, loaded, refsOf(users), 'review_request_removed');
+  return repo;
+}
+
+/** What both changes start from: the repository (write access), the pull request, the named users (at most MOST_AT_ONCE logins, once each). */
+async function reviewersOf(deps: PullDeps, em: EntityManager, viewer: Principal, input: ReviewRequestsInput) {
   const repo = await deps.repositories.find(em, viewer, input.repositoryId, Permission.WRITE, 'repo');
   const keys = loginKeys(input.reviewers, 'reviewers', MOST_AT_ONCE);
   const loaded = await findPullRequest(em, repo, input.number);
-  const users = await usersByLogin(em, repo.id, keys);
-  await changeRequests(
-    deps,
-    em,
-    viewer,
-    repo,
-    loaded,
-    [...users.values()].map(({ id, login }) => ({ id, login })),
-    'review_request_removed',
-  );
-  return repo;
+  return { repo, loaded, keys, users: await usersByLogin(em, repo.id, keys) };
 }
+
+const refsOf = (users: Map<string, { id: string; login: string }>): ActorRef[] =>
+  [...users.values()].map(({ id, login }) => ({ id, login }));
 
 /**
  * A review by a user whose review was requested fulfils the request: it goes within the review's
