@@ -18,7 +18,7 @@ import type {
 import { listPullRequests, pullRequestCommits, pullRequestFiles, readPullRequest } from './pull-request.reads.js';
 import { createPullRequest, updatePullRequest } from './pull-request.writes.js';
 import { pullRequestView, type PullRequestView } from './pull-request.view.js';
-import { reviewPages, submitReview } from './review.service.js';
+import { reviewPages, reviewsById, submitReview } from './review.service.js';
 import type { ReviewRequestsInput } from './review-request.inputs.js';
 import { removeReviewRequests, requestReviewers } from './review-requests.js';
 
@@ -82,6 +82,10 @@ export class PullRequests {
 
   async disableAutoMerge(em: EntityManager, viewer: Principal, input: AutoMergeInput) {
     return this.refined(em, pullRequestView(await disableAutoMerge(this.deps, em, viewer, input)));
+  }
+
+  reviewsById(em: EntityManager, ids: readonly string[]) {
+    return reviewsById(em, ids);
   }
 
   /** A page of the reviews of each pull request, newest first. */

@@ -3,6 +3,7 @@ import { TimelineItem } from '../conversations/timeline/timeline-item.js';
 import { timelineOf, TimelineItemConnection } from '../conversations/timeline/timeline.js';
 import { batchLoader } from '../graphql/batch-loader.js';
 import type { ResolverContext } from '../graphql/context.js';
+import type { PullRequests } from './pull-request.service.js';
 import { PageArgs } from '../graphql/pagination.js';
 import { PullRequestView } from './pull-request.view.js';
 import { Review } from './review.entity.js';
@@ -22,12 +23,8 @@ export class PullRequestTimelineResolver {
 @Resolver(() => TimelineItem)
 export class TimelineReviewResolver {
   @FieldResolver(() => Review, { nullable: true, description: 'The review, for a `reviewed` item.' })
-  review(@Root() item: TimelineItem, @Ctx() ctx: ResolverContext<unknown>): Promise<Review | null> | null {
+  review(@Root() item: TimelineItem, @Ctx() ctx: ResolverContext<{ pulls: PullRequests }>): Promise<Review | null> | null {
     if (!item.reviewId) return null;
-    return batchLoader(ctx, 'reviews-by-id', async (ids: readonly string[]) => {
-      const reviews = await ctx.em.find(Review, { id: { $in: [...ids] } }, { populate: ['user'] });
-      const byId = new Map(reviews.map((review) => [review.id, review]));
-      return ids.map((id) => byId.get(id) ?? null);
-    }).load(item.reviewId);
+    return batchLoader(ctx, 'reviews-by-id', (ids: readonly string[]) => ctx.services.pulls.reviewsById(ctx.em, ids)).load(item.reviewId);
   }
 }

@@ -24,6 +24,13 @@ export async function reviewPages(em: EntityManager, pullRequestIds: readonly st
   return pages.map(({ total }, i) => connection(reviews[i]!, total, page));
 }
 
+/** Reviews by id, in the order of `ids` (null for none): the reviews a page of timeline items shows, in one statement with their users. */
+export async function reviewsById(em: EntityManager, ids: readonly string[]): Promise<Array<Review | null>> {
+  const reviews = await em.find(Review, { id: { $in: [...ids] } }, { populate: ['user'] });
+  const byId = new Map(reviews.map((review) => [review.id, review]));
+  return ids.map((id) => byId.get(id) ?? null);
+}
+
 const REVIEWS = { table: 'pull_request_reviews', parent: 'pull_request_id', order: 'submitted_at desc, id desc' };
 
 /**

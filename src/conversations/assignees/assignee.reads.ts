@@ -1,7 +1,6 @@
+import { rowsOfConversation } from '../by-conversation.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { fastRead } from '../../db/fast-read.js';
 import type { ActorRef } from '../../events/payloads.js';
-import { batchLoader, groupedBy } from '../../graphql/batch-loader.js';
 
 interface AssigneeRow {
   repository_id: string;
@@ -21,14 +20,7 @@ const ASSIGNEES_OF = `select k.repository_id, k.number, u.id, u.login
  * The assignees of an issue or pull request as a field of a listed item: those of a whole page
  * load together, in one statement (`scope`: the request's context).
  */
-export function assigneesOfConversation(scope: object, em: EntityManager, repositoryId: string, number: number): Promise<ActorRef[]> {
-  return batchLoader<string, ActorRef[]>(scope, 'conversation-assignees', async (keys) => {
-    const wanted = keys.map((key) => JSON.parse(key) as [string, number]);
-    const rows = await fastRead<AssigneeRow>(em, ASSIGNEES_OF, [
-      JSON.stringify(wanted.map(([repository_id, n]) => ({ repository_id, number: n }))),
-    ]);
-    return groupedBy(keys, rows, (row) => JSON.stringify([row.repository_id, row.number])).map((group) =>
-      group.map(({ id, login }) => ({ id, login })),
-    );
-  }).load(JSON.stringify([repositoryId, number]));
+export async function assigneesOfConversation(scope: object, em: EntityManager, repositoryId: string, number: number): Promise<ActorRef[]> {
+  const rows = await rowsOfConversation<AssigneeRow>(scope, 'conversation-assignees', ASSIGNEES_OF, em, repositoryId, number);
+  return rows.map(({ id, login }) => ({ id, login }));
 }

@@ -1,6 +1,6 @@
+import { rowsOfConversation } from '../by-conversation.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { fastRead } from '../../db/fast-read.js';
-import { batchLoader, groupedBy } from '../../graphql/batch-loader.js';
 import { Label } from './label.entity.js';
 
 interface LabelRow {
@@ -44,12 +44,6 @@ export async function labelsOn(em: EntityManager, repositoryId: string, number: 
  * The labels of an issue or pull request as a field of a listed item: the labels of a whole page
  * load together, in one statement, once its resolvers have all asked (`scope`: the request's context).
  */
-export function labelsOfConversation(scope: object, em: EntityManager, repositoryId: string, number: number): Promise<Label[]> {
-  return batchLoader<string, Label[]>(scope, 'conversation-labels', async (keys) => {
-    const wanted = keys.map((key) => JSON.parse(key) as [string, number]);
-    const rows = await fastRead<LabelRow>(em, LABELS_OF, [
-      JSON.stringify(wanted.map(([repository_id, n]) => ({ repository_id, number: n }))),
-    ]);
-    return groupedBy(keys, rows, (row) => JSON.stringify([row.repository_id, row.number])).map((group) => group.map(labelOf));
-  }).load(JSON.stringify([repositoryId, number]));
+export async function labelsOfConversation(scope: object, em: EntityManager, repositoryId: string, number: number): Promise<Label[]> {
+  return (await rowsOfConversation<LabelRow>(scope, 'conversation-labels', LABELS_OF, em, repositoryId, number)).map(labelOf);
 }
