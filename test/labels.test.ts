@@ -3,7 +3,7 @@ import { gql } from '@urql/core';
 import { adminClient, createUser, type Client } from './support/client.js';
 import { settledDeliveries } from './support/deliveries.js';
 import { Receiver } from './support/receiver.js';
-import { CairnServer } from './support/server.js';
+import { CairnServer, query } from './support/server.js';
 import { urqlClient } from './support/urql.js';
 
 /**
@@ -295,3 +295,24 @@ test('a repository has at most 1000 labels, also when they are created at once',
   expect(statuses.filter((status) => status !== 201).every((status) => status === 422)).toBe(true);
   expect((await owner.get(`/repos/${capId}/labels`)).body).toHaveLength(1000);
 }, 120_000);
+
+test('100 labels added at once to an issue with a 64 KiB body: 100 events and their timeline items, the service answering throughout', async () => {
+  const repo = (await owner.post('/repos', { name: 'many-labels-long-body' })).body.id as string;
+  const names = Array.from({ length: 100 }, (_, i) => `tag-${i}`);
+  for (let i = 0; i < names.length; i += 20) {
+    const made = await Promise.all(names.slice(i, i + 20).map((name) => owner.post(`/repos/${repo}/labels`, { name, color: '00ff00' })));
+    expect(made.map((res) => res.status)).toEqual(Array(made.length).fill(201));
+  }
+  const opened = await owner.post(`/repos/${repo}/issues`, { title: 'long', body: 'B'.repeat(65_536) });
+  const added = await owner.post(`/repos/${repo}/issues/${opened.body.number}/labels`, { labels: names });
+  expect(added.status).toBe(200);
+  expect(added.body).toHaveLength(100);
+  const [counted] = await query<{ events: number; items: number }>(
+    server,
+    `select (select count(*)::int from domain_events where repository_id = $1 and type = 'issues' and action = 'labeled') as events,
+            (select count(*)::int from timeline_items where repository_id = $1 and kind = 'labeled') as items`,
+    [repo],
+  );
+  expect(counted).toEqual({ events: 100, items: 100 });
+  expect((await owner.get(`/repos/${repo}`)).status).toBe(200);
+});
