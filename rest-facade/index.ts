@@ -84,6 +84,8 @@ export function createRestRouter(services: Services, schema: GraphQLSchema, rout
 
 async function handle(services: Services, route: RestRoute, operation: RestOperation, req: Request, res: Response): Promise<void> {
   try {
+    const unknown = unknownQuery(route, req.query);
+    if (unknown) return sendRestError(res, unknown);
     const body = route.body ? await readJsonObject(req, res) : {};
     // From here on the client's values are FromClient: routes pass them on, GraphQL and the services judge them.
     // Only the declared query parameters reach the route, so the OpenAPI document names all it reads.
@@ -119,4 +121,21 @@ async function handle(services: Services, route: RestRoute, operation: RestOpera
     services.log.error({ err: error, route: route.path }, 'REST request failed');
     sendRestError(res, internalError());
   }
+}
+
+/**
+ * A query parameter the route does not read is refused (400), not silently ignored: `?limit=5` on a
+ * list that is not paged, or a misspelt filter, would otherwise answer something other than what the
+ * client asked for. Null when every parameter is one the route reads.
+ */
+function unknownQuery(route: RestRoute, query: Request['query']): DomainError | null {
+  const names = Object.keys(query).filter((name) => !route.query.some((param) => param.name === name));
+  if (!names.length) return null;
+  const takes = route.query.length ? `it takes ${route.query.map((param) => param.name).join(', ')}` : 'it takes none';
+  const details = names.slice(0, 20).map((name) => ({
+    field: name.slice(0, 100),
+    code: 'unknown',
+    message: `${name.slice(0, 100)} is not a query parameter of ${route.method.toUpperCase()} ${route.path}`,
+  }));
+  return new DomainError('BAD_REQUEST', `unknown query parameter ${details.map((d) => d.field).join(', ')}: ${takes}`, details);
 }

@@ -32,9 +32,12 @@ export function pageParams(query: Record<string, FromClient | undefined>): { lim
   return { limit: parse('limit'), offset: parse('offset') };
 }
 
-/** Pull request and issue numbers: a positive integer, else the resource cannot exist (404). */
+/** Pull request and issue numbers: a positive integer, else the resource cannot exist (404, saying why). */
 export function numberParam(raw: string | undefined): number {
-  if (!raw || !/^\d{1,9}$/.test(raw) || Number(raw) < 1) throw new DomainError('NOT_FOUND', 'not found');
+  if (!raw || !/^\d{1,9}$/.test(raw) || Number(raw) < 1) {
+    const shown = JSON.stringify((raw ?? '').slice(0, 40));
+    throw new DomainError('NOT_FOUND', `${shown} is not an issue or pull request number: they are whole numbers from 1`);
+  }
   return Number(raw);
 }
 

@@ -40,7 +40,8 @@ const ERROR_SCHEMA: JsonSchema = {
  * caller's), query parameters, a body; a write may find the disk full.
  */
 function errorCodes(route: RestRoute): ErrorCode[] {
-  const codes: ErrorCode[] = ['UNAUTHENTICATED', 'FORBIDDEN', 'RATE_LIMITED', 'INTERNAL', 'UNAVAILABLE'];
+  // Any route refuses a query parameter it does not read (400).
+  const codes: ErrorCode[] = ['UNAUTHENTICATED', 'FORBIDDEN', 'RATE_LIMITED', 'INTERNAL', 'UNAVAILABLE', 'BAD_REQUEST'];
   if (route.method !== 'get') codes.push('INSUFFICIENT_STORAGE');
   if (route.path.includes(':') || route.resultPath.length > 1 || route.method !== 'get') codes.push('NOT_FOUND');
   // A path segment that is not validly percent-encoded (400), or text no column can hold (422).

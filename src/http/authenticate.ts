@@ -17,13 +17,25 @@ export function requireToken(authenticate: Authenticate, send: (res: Response, e
     const viewer = header ? await authenticate(header) : null;
     if (!viewer) {
       res.setHeader('WWW-Authenticate', 'Bearer realm="Cairn"');
-      send(
-        res,
-        new DomainError('UNAUTHENTICATED', header ? 'the token is malformed, unknown, revoked or expired' : 'a bearer token is required'),
-      );
+      send(res, new DomainError('UNAUTHENTICATED', refusal(header)));
       return;
     }
     locals(res).viewer = viewer;
     next();
   };
+}
+
+/**
+ * Why a request has no caller, in words that lead to the fix: another scheme (a token sent as
+ * `Token …` or as Basic, which only git over HTTP takes) is named as such, never echoing the value.
+ */
+function refusal(header: string | undefined): string {
+  if (!header) return 'a bearer token is required: send "Authorization: Bearer <token>"';
+  const scheme = /^\S+/.exec(header)?.[0] ?? '';
+  if (scheme.toLowerCase() !== 'bearer') {
+    const named = /^[A-Za-z][\w-]{0,19}$/.test(scheme) ? `the ${JSON.stringify(scheme)} scheme` : 'this scheme';
+    const basic = scheme.toLowerCase() === 'basic' ? ' (Basic authentication is for git over HTTP)' : '';
+    return `the API takes "Authorization: Bearer <token>", not ${named}${basic}`;
+  }
+  return 'the token is malformed, unknown, revoked or expired';
 }
