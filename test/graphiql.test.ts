@@ -6,7 +6,7 @@ import { CairnServer, ROOT } from './support/server.js';
 
 /**
  * The GraphQL IDE at GET /graphql: served to a browser without a token, from the service's own
- * assets (no CDN, no telemetry); a pasted token runs queries. Driven in Debian's chromium.
+ * assets (no CDN, no telemetry); no request before a token is entered, then the schema at once. Driven in Debian's chromium.
  */
 let server: CairnServer;
 
@@ -100,31 +100,91 @@ inBrowser('in a real browser', () => {
   });
   afterAll(() => browser?.close());
 
-  test('loads from the service alone, takes a token and runs { viewer { login } }', async () => {
+  /** How long the page may take to act on an entered token (it waits 400 ms for typing to pause). */
+  const BOUND = { timeout: 10_000 };
+  const INTROSPECTION = /__schema/;
+
+  /** A fresh tab on /graphql, recording what it sent, what /graphql answered and any script error. */
+  async function openIde() {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const tab = await context.newPage();
     const requests: string[] = [];
-    tab.on('request', (request) => requests.push(request.url()));
+    const statuses: number[] = []; // of /graphql's answers
     const failures: string[] = [];
+    tab.on('request', (request) => requests.push(request.url()));
+    tab.on('response', (response) => {
+      if (response.url() === `${server.url}/graphql` && response.request().method() === 'POST') statuses.push(response.status());
+    });
     tab.on('pageerror', (error) => failures.push(error.message));
-
     await tab.goto(`${server.url}/graphql`, { waitUntil: 'networkidle' });
     await tab.locator('.graphiql-query-editor .CodeMirror').waitFor();
+    const introspection = (status: number) =>
+      tab.waitForResponse(
+        (response) =>
+          response.url() === `${server.url}/graphql` &&
+          response.status() === status &&
+          INTROSPECTION.test(response.request().postData() ?? ''),
+        BOUND,
+      );
+    return { context, tab, requests, statuses, failures, introspection, notice: tab.locator('#cairn-token-notice') };
+  }
 
-    // Committing the token (Enter) makes GraphiQL fetch the schema again, now authenticated.
-    const introspected = tab.waitForResponse(
-      (response) =>
-        response.url() === `${server.url}/graphql` && response.status() === 200 && /__schema/.test(response.request().postData() ?? ''),
-    );
+  test('without a token: no request that would be refused, and a notice says where the token goes', async () => {
+    const { context, tab, requests, statuses, failures, notice } = await openIde();
+    expect(statuses).toEqual([]);
+    expect(requests.filter((url) => new URL(url).pathname === '/graphql')).toEqual([`${server.url}/graphql`]); // the page itself
+    await expect(notice.isVisible()).resolves.toBe(true);
+    const text = await notice.textContent();
+    expect(text).toContain('A token is needed');
+    expect(text).toContain('Token field');
+    expect(text).toContain('data/admin-token');
+
+    // Run without a token answers in the response pane, without asking the service.
+    await tab.click('.graphiql-execute-button');
+    await tab.locator('.result-window').filter({ hasText: 'A token is needed' }).waitFor(BOUND);
+    expect(statuses).toEqual([]);
+    expect(failures).toEqual([]);
+    await context.close();
+  });
+
+  test('an entered token loads the schema at once: Docs shows Query before anything runs; then { viewer { login } } runs', async () => {
+    const { context, tab, requests, statuses, failures, introspection, notice } = await openIde();
+
+    // Only filled in (no Enter, the field keeps the focus): the schema is asked for within the bound.
+    const introspected = introspection(200);
     await tab.fill('#cairn-token', server.adminToken);
-    await tab.press('#cairn-token', 'Enter');
     await introspected;
+    await expect(tab.locator('#cairn-token:focus').count()).resolves.toBe(1);
     expect(await tab.evaluate(() => sessionStorage.getItem('cairn.token'))).toBe(server.adminToken);
+    await notice.waitFor({ state: 'hidden', ...BOUND });
+
+    await tab.click('[aria-label="Show Documentation Explorer"]');
+    await tab.click('.graphiql-doc-explorer a.graphiql-doc-explorer-type-name:text-is("Query")', BOUND);
+    await tab
+      .locator('.graphiql-doc-explorer-title')
+      .filter({ hasText: /^Query$/ })
+      .waitFor(BOUND);
+
+    // Autocompletion knows the schema too: typing `vie` inside the braces offers `viewer`.
+    type CodeMirror = { setValue(value: string): void; setCursor(line: number, ch: number): void; focus(): void };
+    const editor = tab.locator('.graphiql-query-editor .CodeMirror');
+    await editor.evaluate((element) => {
+      const codeMirror = (element as unknown as { CodeMirror: CodeMirror }).CodeMirror;
+      codeMirror.setValue('{  }');
+      codeMirror.setCursor(0, 2);
+      codeMirror.focus();
+    });
+    await tab.keyboard.type('vie');
+    await tab
+      .locator('.CodeMirror-hint')
+      .filter({ hasText: /^viewer$/ })
+      .waitFor(BOUND);
+    await tab.keyboard.press('Escape');
+    expect(statuses).toEqual([200]); // nothing ran: the introspection alone
 
     // GraphiQL's editor closes brackets as they are typed: the query is set through CodeMirror.
-    const editor = tab.locator('.graphiql-query-editor .CodeMirror');
     await editor.evaluate(
-      (element, query) => (element as unknown as { CodeMirror: { setValue(value: string): void } }).CodeMirror.setValue(query),
+      (element, query) => (element as unknown as { CodeMirror: CodeMirror }).CodeMirror.setValue(query),
       '{ viewer { login } }',
     );
     await tab.click('.graphiql-execute-button');
@@ -135,8 +195,29 @@ inBrowser('in a real browser', () => {
     await tab.screenshot({ path: path.join(screenshots, 'graphiql.png') });
 
     const origin = new URL(server.url).origin;
-    expect(requests.length).toBeGreaterThan(2);
+    expect(statuses).toEqual([200, 200]);
     expect(requests.filter((url) => !url.startsWith('data:') && new URL(url).origin !== origin)).toEqual([]);
+    expect(failures).toEqual([]);
+    await context.close();
+  });
+
+  test("a wrong token: the service's 401 message, shown once; a right one then clears it", async () => {
+    const { context, tab, statuses, failures, introspection, notice } = await openIde();
+
+    const refused = introspection(401);
+    await tab.fill('#cairn-token', 'cairn_pat_not_a_real_token');
+    await refused;
+    await tab.locator('#cairn-token-notice[role="alert"]').waitFor(BOUND);
+    expect(await notice.textContent()).toBe('The service refused this token: the token is malformed, unknown, revoked or expired.');
+    await expect(tab.getByText('the token is malformed, unknown, revoked or expired').count()).resolves.toBe(1);
+
+    // Enter takes the right token at once; by its answer a second try of the wrong one would have been sent.
+    const introspected = introspection(200);
+    await tab.fill('#cairn-token', server.adminToken);
+    await tab.press('#cairn-token', 'Enter');
+    await introspected;
+    await notice.waitFor({ state: 'hidden', ...BOUND });
+    expect(statuses).toEqual([401, 200]);
     expect(failures).toEqual([]);
     await context.close();
   });

@@ -3,63 +3,56 @@
  * with the endpoint preset to this origin's /graphql and a token field. Bundled by build-assets.ts
  * into dist/assets/graphiql/; everything it loads comes from the service itself.
  */
-import { GraphiQL, type GraphiQLProps } from 'graphiql';
+import { GraphiQL } from 'graphiql';
 import 'graphiql/style.css';
+import type { GraphQLSchema } from 'graphql';
 import './page.css';
-import { StrictMode, useMemo, useRef, useState } from 'react';
+import { StrictMode, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { createRoot } from 'react-dom/client';
-
-/** The token lives in the tab's session only: gone when the tab is closed, never in localStorage. */
-const TOKEN_KEY = 'cairn.token';
-
-type Fetcher = GraphiQLProps['fetcher'];
-
-/** A plain POST to /graphql; the token is read at each request, so a pasted token applies at once. */
-function tokenFetcher(token: () => string): Fetcher {
-  return async (params, options) => {
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', ...options?.headers };
-    const bearer = token().trim();
-    if (bearer) headers.authorization = `Bearer ${bearer}`;
-    const response = await fetch('/graphql', { method: 'POST', headers, body: JSON.stringify(params) });
-    return response.json();
-  };
-}
+import { serviceFetcher } from './fetcher.js';
+import { loadSchema, type SchemaAnswer } from './schema.js';
+import { storedToken, TokenField } from './token-field.js';
 
 function App() {
-  const [token, setToken] = useState(() => sessionStorage.getItem(TOKEN_KEY) ?? '');
+  const [token, setToken] = useState(storedToken);
+  // Enter in the field loads the schema again even for the same token: GraphiQL's own re-fetch is hidden (page.css).
+  const [attempt, setAttempt] = useState(0);
   const current = useRef(token);
-  current.current = token;
-  // A new fetcher makes GraphiQL fetch the schema again: only once the token is committed (Enter, leaving the field), not per keystroke.
-  const [committed, setCommitted] = useState(token);
-  const fetcher = useMemo(() => tokenFetcher(() => current.current), [committed]);
-  const commit = () => setCommitted(current.current);
+  const onToken = useCallback((entered: string, again = false) => {
+    if (entered === current.current && !again) return;
+    current.current = entered;
+    setToken(entered);
+    setAttempt((n) => n + 1);
+  }, []);
+
+  const [schema, setSchema] = useState<GraphQLSchema | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+  const [loading, setLoading] = useState(false);
+  useEffect(() => {
+    setSchema(null);
+    setProblem(null);
+    setLoading(Boolean(token));
+    if (!token) return;
+    const request = new AbortController();
+    loadSchema(token, request.signal)
+      .catch((error: unknown): SchemaAnswer => ({ problem: `The schema could not be loaded: ${String(error)}.` }))
+      .then((answer) => {
+        if (request.signal.aborted) return; // a replaced token's answer is not shown
+        if ('schema' in answer) setSchema(answer.schema);
+        else setProblem(answer.problem);
+        setLoading(false);
+      });
+    return () => request.abort();
+  }, [token, attempt]);
+
+  const fetcher = useMemo(() => serviceFetcher(token, (refused) => token === current.current && setProblem(refused)), [token]);
 
   return (
     <div className="cairn-ide">
-      <form
-        className="cairn-token"
-        onSubmit={(event) => {
-          event.preventDefault();
-          commit();
-        }}
-      >
-        <label htmlFor="cairn-token">Token</label>
-        <input
-          id="cairn-token"
-          name="token"
-          type="password"
-          autoComplete="off"
-          placeholder="paste a personal access token (sent as Authorization: Bearer)"
-          value={token}
-          onChange={(event) => {
-            setToken(event.target.value);
-            sessionStorage.setItem(TOKEN_KEY, event.target.value);
-          }}
-          onBlur={commit}
-        />
-      </form>
+      <TokenField onToken={onToken} token={token} loading={loading} problem={problem} />
       <div className="cairn-graphiql">
-        <GraphiQL fetcher={fetcher} defaultQuery={'{\n  viewer {\n    login\n  }\n}\n'} />
+        {/* The schema is the page's to load (schema.tsx): `null` keeps GraphiQL from asking for it. */}
+        <GraphiQL fetcher={fetcher} schema={schema} defaultQuery={'{\n  viewer {\n    login\n  }\n}\n'} />
       </div>
     </div>
   );
