@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { FullStore } from '../errors/no-space.js';
+import { zeroCounter } from '../http/metrics.js';
 import { throttledLog, type Logger } from '../logger.js';
 
 /** Below this much space available to the service, a disk counts as full: the next write may well fail. */
@@ -11,6 +12,9 @@ const MIN_FREE_INODES = 1_000;
 const REFUSAL_MEMORY_MS = 5_000;
 /** At most one log line per this long while writes keep being refused; the others are counted in it. */
 const REPORT_EVERY_MS = 5_000;
+
+/** Where a write can find no space, each counted from start-up (at 0 until it happens). */
+const STORES = Object.keys({ database: true, files: true } satisfies Record<FullStore, true>);
 
 /** The directories whose disks the service writes to, by the name the metrics give them. */
 export type WatchedDirs = Partial<Record<'data' | 'repositories' | 'database', string>>;
@@ -44,6 +48,7 @@ export class DiskSpace {
       labelNames: ['store'] as const,
       registers: [registry],
     });
+    zeroCounter(this.refusals, { store: STORES });
     const watched = Object.entries(dirs);
     new Gauge({
       name: 'cairn_disk_available_bytes',

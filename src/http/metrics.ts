@@ -1,5 +1,38 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics, Gauge } from 'prom-client';
 
+/**
+ * prom-client's default metrics include three gauges named `_total`, a suffix Prometheus keeps for
+ * counters (`promtool check metrics` fails on them). Each is the sum of the gauge of the same name
+ * without it, by type: `sum(cairn_nodejs_active_handles)` is the same number.
+ */
+const MISNAMED_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
+/**
+ * The label values each series is counted under, where they are known in advance. Every combination
+ * is exported at 0 from start-up: a dashboard's rate() over a counter then reads 0 on a new service
+ * rather than nothing, and a series' first increment is seen (a series that appears at 1 has no
+ * earlier sample to rise from).
+ */
+const SURFACES = ['rest', 'graphql', 'git', 'ops']; // request-context.ts: surfaceOf
+const GIT_SERVICES = ['upload-pack', 'receive-pack']; // git/http/transport.ts: GitService
+const GIT_OUTCOMES = ['ok', 'refused', 'failed', 'aborted']; // git/http/git-metrics.ts: GitOutcome
+const DELIVERY_OUTCOMES = ['succeeded', 'retrying', 'failed']; // webhooks/delivery-worker.ts
+const MERGEABILITY_OUTCOMES = ['mergeable', 'conflicting', 'superseded', 'failed']; // pulls/mergeability.ts
+const RATE_LIMIT_BUDGETS = ['core', 'creations', 'git']; // ratelimit/rate-limits.ts
+
+/** Every combination of the given values of each label. */
+function combinations<T extends string>(values: Record<T, readonly string[]>): Array<Record<T, string>> {
+  return Object.entries<readonly string[]>(values).reduce<Array<Record<string, string>>>(
+    (partial, [name, options]) => partial.flatMap((labels) => options.map((value) => ({ ...labels, [name]: value }))),
+    [{}],
+  ) as Array<Record<T, string>>;
+}
+
+/** Exports a counter's series at 0 for every combination of the given label values. */
+export function zeroCounter<T extends string>(counter: Counter<T>, values: Record<T, readonly string[]>): void {
+  for (const labels of combinations(values)) counter.inc(labels, 0);
+}
+
 /** Prometheus metrics, one registry per service instance. */
 export class Metrics {
   readonly registry = new Registry();
@@ -103,5 +136,16 @@ export class Metrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'cairn_' });
+    for (const name of MISNAMED_DEFAULTS) this.registry.removeSingleMetric(`cairn_${name}`);
+
+    // Method and status are open-ended; the series every scrape is counted in is known.
+    this.httpRequests.inc({ surface: 'ops', method: 'GET', status: '200' }, 0);
+    for (const surface of SURFACES) this.httpDuration.zero({ surface });
+    zeroCounter(this.deliveries, { outcome: DELIVERY_OUTCOMES });
+    zeroCounter(this.gitRequests, { service: GIT_SERVICES, outcome: GIT_OUTCOMES });
+    for (const service of GIT_SERVICES) this.gitDuration.zero({ service });
+    zeroCounter(this.gitBytes, { service: GIT_SERVICES, direction: ['in', 'out'] });
+    zeroCounter(this.mergeabilityChecks, { outcome: MERGEABILITY_OUTCOMES });
+    zeroCounter(this.rateLimitRefusals, { resource: RATE_LIMIT_BUDGETS });
   }
 }
