@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { adminClient, Client, createUser } from './support/client.js';
@@ -23,9 +24,17 @@ afterAll(async () => {
   await receiver.close();
 });
 
+/** The bin package.json names, run as a shell runs it: by its `#!/usr/bin/env node` line, with this Node first on PATH. */
+const BIN = path.join(ROOT, (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { bin: { cairn: string } }).bin.cairn);
 const cli = (...args: string[]) =>
-  run(process.execPath, [path.join(ROOT, 'dist/src/cli.js'), ...args], {
-    env: { ...process.env, CAIRN_DATA_DIR: server.dataDir, CAIRN_BASE_URL: server.url, CAIRN_TOKEN: '' },
+  run(BIN, args, {
+    env: {
+      ...process.env,
+      PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`,
+      CAIRN_DATA_DIR: server.dataDir,
+      CAIRN_BASE_URL: server.url,
+      CAIRN_TOKEN: '',
+    },
   });
 
 interface Failure {
@@ -78,7 +87,10 @@ describe('cairn user list', () => {
     expect(page.stderr).toMatch(/more: --offset 1/);
     const rest = JSON.parse((await cli('user', 'list', '--json', '--offset', '1')).stdout);
     expect(rest.map((u: { login: string }) => u.login)).toContain('ops');
-    expect(await failing('user', 'list', '--limit', 'ten')).toMatchObject({ code: 1, stderr: expect.stringContaining('--limit must be') });
+    expect(await failing('user', 'list', '--limit', 'ten')).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('The limit must be a positive integer'),
+    });
   });
 
   test("a non-admin token is refused with the reason, and sees no one's address", async () => {
@@ -175,12 +187,12 @@ describe('cairn webhook deliveries', () => {
       id: first,
       event: 'ping',
       action: null,
-      status: 'SUCCEEDED',
+      status: 'succeeded', // as the table shows it, not GraphQL's SUCCEEDED
       statusCode: 200,
       durationMs: expect.any(Number),
       createdAt: expect.any(String),
     });
-    expect(json[0]).toMatchObject({ id: second, statusCode: 503 });
+    expect(json[0]).toMatchObject({ id: second, statusCode: 503, status: expect.stringMatching(/^(pending|failed)$/) });
 
     const { stdout } = await cli('webhook', 'deliveries', repo, hook);
     expect(stdout.split('\n')[0]).toMatch(/^ID +EVENT +ACTION +STATUS +CODE +DURATION +TIME$/);
@@ -251,34 +263,107 @@ describe('cairn protection list', () => {
   });
 });
 
-describe('errors', () => {
-  test('a missing flag or argument names itself', async () => {
-    const cases: [string[], string][] = [
-      [['user', 'create'], '<login> is required'],
-      [['user', 'create', 'zed'], '--email is required'],
-      [['token', 'create', '--scopes', 'repo'], '--name is required'],
-      [['token', 'create', '--name', 'x'], '--scopes is required'],
-      [['token', 'revoke'], '<token-id> is required'],
-      [['user', 'commit-email'], 'give either <email> or --clear'],
-      [['user', 'commit-email', 'a@example.org', '--clear'], 'give either <email> or --clear'],
-      [['webhook', 'deliveries'], '<repo> is required'],
-      [['webhook', 'deliveries', 'ops/watched'], '<hook> is required'],
-      [['protection', 'list'], '<repo> is required'],
-    ];
-    for (const [args, message] of cases) {
-      const error = await failing(...args);
-      expect(error).toMatchObject({ code: 1, stdout: '' });
-      expect(error.stderr.split('\n')[0]).toBe(message);
+describe('help', () => {
+  test('`cairn help` lists every command, on stdout, exit code 0', async () => {
+    const { stdout, stderr } = await cli('help');
+    expect(stderr).toBe('');
+    expect(stdout).toMatch(/^Usage: cairn \[options\] \[command\]/);
+    for (const command of ['user', 'token', 'webhook', 'protection', 'backup <dir>', 'restore <dir>', 'help']) {
+      expect(stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
     }
+    expect(stdout).toContain('--token <token>');
+    expect((await cli('--help')).stdout).toBe(stdout);
+  });
+
+  test("`cairn help user` and `cairn user --help` print the group's commands; `cairn help token create` one command's options", async () => {
+    const { stdout } = await cli('help', 'user');
+    expect(stdout).toMatch(/^Usage: cairn user \[options\] \[command\]/);
+    for (const command of ['create', 'list', 'commit-email']) expect(stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
+    expect((await cli('user', '--help')).stdout).toBe(stdout);
+
+    const create = (await cli('help', 'token', 'create')).stdout;
+    expect(create).toMatch(/^Usage: cairn token create \[options\]/);
+    expect(create).toContain('--scopes <scope,scope>');
+    expect(create).toContain('repo:status'); // the scopes there are
+    expect(create).toContain('--url <base url>'); // and the connection options, which every command takes
+    expect((await cli('token', 'create', '--help')).stdout).toBe(create);
+  });
+
+  test("`cairn user` alone is a mistake: the group's help on stderr, exit code 1", async () => {
+    const error = await failing('user');
+    expect(error).toMatchObject({ code: 1, stdout: '' });
+    expect(error.stderr).toMatch(/^Usage: cairn user \[options\] \[command\]/);
+    expect(error.stderr).toMatch(/^ {2}commit-email /m);
+    expect(await failing()).toMatchObject({ code: 1, stdout: '', stderr: expect.stringMatching(/^Usage: cairn /) });
+  });
+});
+
+describe('errors', () => {
+  /** A mistake on the command line: stdout empty, exit code 1, and on stderr exactly the message then where the help is. */
+  async function mistake(args: string[], help: string): Promise<string> {
+    const error = await failing(...args);
+    expect(error).toMatchObject({ code: 1, stdout: '' });
+    const lines = error.stderr.trimEnd().split('\n');
+    expect(lines.at(-1)).toBe(`see \`${help} --help\``);
+    return lines.slice(0, -1).join('\n');
+  }
+
+  test('a missing argument or option names itself in one line', async () => {
+    const cases: [string[], string, string][] = [
+      [['user', 'create'], 'cairn user create', "error: missing required argument 'login'"],
+      [['user', 'create', 'zed'], 'cairn user create', "error: required option '--email <email>' not specified"],
+      [['token', 'create', '--scopes', 'repo'], 'cairn token create', "error: required option '--name <name>' not specified"],
+      [['token', 'create', '--name', 'x'], 'cairn token create', "error: required option '--scopes <scope,scope>' not specified"],
+      [
+        ['token', 'create', '--name', '', '--scopes', 'repo'],
+        'cairn token create',
+        "error: option '--name <name>' argument '' is invalid. It must not be empty.",
+      ],
+      [['token', 'revoke'], 'cairn token revoke', "error: missing required argument 'token-id'"],
+      [['user', 'commit-email'], 'cairn user commit-email', 'error: give either <email> or --clear'],
+      [['user', 'commit-email', 'a@example.org', '--clear'], 'cairn user commit-email', 'error: give either <email> or --clear'],
+      [['webhook', 'deliveries'], 'cairn webhook deliveries', "error: missing required argument 'repo'"],
+      [['webhook', 'deliveries', 'ops/watched'], 'cairn webhook deliveries', "error: missing required argument 'webhook-id'"],
+      [['protection', 'list'], 'cairn protection list', "error: missing required argument 'repo'"],
+      [['backup'], 'cairn backup', "error: missing required argument 'dir'"],
+      [['restore'], 'cairn restore', "error: missing required argument 'dir'"],
+    ];
+    for (const [args, help, message] of cases) expect(await mistake(args, help)).toBe(message);
     // Nothing was created by the refused command.
     expect(JSON.parse((await cli('user', 'list', '--json')).stdout).map((u: { login: string }) => u.login)).not.toContain('zed');
   });
 
-  test('an unknown command prints the usage', async () => {
-    for (const args of [['user', 'frobnicate'], ['webhook'], ['tokens', 'list']]) {
-      const error = await failing(...args);
-      expect(error).toMatchObject({ code: 1, stderr: expect.stringContaining('usage:') });
-      expect(error.stderr).toContain('cairn webhook deliveries');
-    }
+  test('--limit and --offset take integers, 1 or more and 0 or more, and say so', async () => {
+    const invalid = (option: string, value: string, rule: string) =>
+      `error: option '${option} <n>' argument '${value}' is invalid. ${rule}`;
+    expect(await mistake(['user', 'list', '--limit', '-5'], 'cairn user list')).toBe(
+      invalid('--limit', '-5', 'The limit must be a positive integer.'),
+    );
+    expect(await mistake(['user', 'list', '--limit', 'abc'], 'cairn user list')).toBe(
+      invalid('--limit', 'abc', 'The limit must be a positive integer.'),
+    );
+    expect(await mistake(['token', 'list', '--limit', '0'], 'cairn token list')).toBe(
+      invalid('--limit', '0', 'The limit must be a positive integer.'),
+    );
+    expect(await mistake(['token', 'list', '--offset', '-1'], 'cairn token list')).toBe(
+      invalid('--offset', '-1', 'The offset must be a non-negative integer.'),
+    );
+    expect(await mistake(['webhook', 'deliveries', 'a/b', 'h', '--offset', '1.5'], 'cairn webhook deliveries')).toBe(
+      invalid('--offset', '1.5', 'The offset must be a non-negative integer.'),
+    );
+    expect(await mistake(['user', 'list', '--limit', '3000000000'], 'cairn user list')).toBe(
+      invalid('--limit', '3000000000', 'The limit must be at most 2147483647.'),
+    );
+    expect(cells((await cli('user', 'list', '--offset', '0', '--limit', '1')).stdout)).toHaveLength(1);
+  });
+
+  test('an unknown command is named, with the close one when there is one', async () => {
+    expect(await mistake(['tokens', 'list'], 'cairn')).toBe("error: unknown command 'tokens'\n(Did you mean token?)");
+    expect(await mistake(['usr'], 'cairn')).toBe("error: unknown command 'usr'\n(Did you mean user?)");
+    expect(await mistake(['help', 'usr'], 'cairn')).toBe("error: unknown command 'usr'\n(Did you mean user?)");
+    expect(await mistake(['user', 'lst'], 'cairn user')).toBe("error: unknown command 'lst'\n(Did you mean list?)");
+    expect(await mistake(['user', 'frobnicate'], 'cairn user')).toBe("error: unknown command 'frobnicate'");
+    expect(await mistake(['user', 'list', '--jsn'], 'cairn user list')).toBe("error: unknown option '--jsn'\n(Did you mean --json?)");
+    expect(await mistake(['backup', 'a', 'b'], 'cairn backup')).toMatch(/^error: too many arguments for 'backup'/);
   });
 });

@@ -11,14 +11,14 @@ export function fail(message: string): never {
 export interface Connection {
   url?: string | undefined;
   token?: string | undefined;
-  'data-dir'?: string | undefined;
+  dataDir?: string | undefined;
 }
 
 /** --token, then CAIRN_TOKEN, then the data directory's admin-token file. */
 function adminToken(options: Connection): string {
   if (options.token) return options.token;
   if (process.env.CAIRN_TOKEN) return process.env.CAIRN_TOKEN;
-  const file = path.join(path.resolve(options['data-dir'] ?? process.env.CAIRN_DATA_DIR ?? './data'), 'admin-token');
+  const file = path.join(path.resolve(options.dataDir ?? process.env.CAIRN_DATA_DIR ?? './data'), 'admin-token');
   try {
     return fs.readFileSync(file, 'utf8').trim();
   } catch {

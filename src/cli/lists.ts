@@ -1,11 +1,16 @@
-/** The CLI's list commands: users, tokens, a webhook's recent deliveries, a repository's branch rules. Each prints a table, or the GraphQL records with --json. */
+/**
+ * The CLI's list commands: users, tokens, a webhook's recent deliveries, a repository's branch rules.
+ * Each prints a table, or with --json the records GraphQL gives, enum values in lower case as the
+ * table shows them.
+ */
 import { fail, graphql, type Connection } from './api.js';
+import type { RepositoryRef } from './options.js';
 import { table, time, type Column } from './table.js';
 
-export interface ListOptions extends Connection {
+interface ListOptions extends Connection {
   json?: boolean | undefined;
-  limit?: string | undefined;
-  offset?: string | undefined;
+  limit?: number | undefined;
+  offset?: number | undefined;
 }
 
 interface Page<T> {
@@ -15,14 +20,8 @@ interface Page<T> {
   hasMore: boolean;
 }
 
-function count(flag: 'limit' | 'offset', value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^\d{1,9}$/.test(value)) fail(`--${flag} must be a non-negative integer`);
-  return Number(value);
-}
-
 function paging(options: ListOptions) {
-  return { limit: count('limit', options.limit), offset: count('offset', options.offset) };
+  return { limit: options.limit, offset: options.offset };
 }
 
 function print<T>(options: ListOptions, page: Page<T>, columns: readonly Column<T>[]): void {
@@ -119,43 +118,41 @@ const DELIVERIES = `webhook(id: $hook) {
   }
 }`;
 
-/**
- * `selection` of a repository named by `repo`: `owner/name` (looked up by name, as the REST facade
- * resolves it) or a repository id; fails when there is no such repository.
- */
-async function inRepository<T>(options: ListOptions, repo: string, selection: string, vars: string, variables: object): Promise<T> {
-  const byName = repo.split('/');
-  if (byName.length > 2 || byName.some((part) => part === '')) fail('<repo> must be owner/name or a repository id');
+/** `selection` of a repository, by name or by id; fails when there is no such repository. */
+async function inRepository<T>(options: ListOptions, repo: RepositoryRef, selection: string, vars: string, variables: object): Promise<T> {
   const more = vars ? `, ${vars}` : '';
   const found =
-    byName.length === 2
+    'id' in repo
       ? (
+          await graphql<{ repository: T | null }>(options, `query($id: ID!${more}) { repository(id: $id) { ${selection} } }`, {
+            id: repo.id,
+            ...variables,
+          })
+        ).repository
+      : (
           await graphql<{ repositoryByName: T | null }>(
             options,
             `query($owner: String!, $name: String!${more}) { repositoryByName(owner: $owner, name: $name) { ${selection} } }`,
-            { owner: byName[0], name: byName[1], ...variables },
+            { owner: repo.owner, name: repo.name, ...variables },
           )
-        ).repositoryByName
-      : (
-          await graphql<{ repository: T | null }>(options, `query($id: ID!${more}) { repository(id: $id) { ${selection} } }`, {
-            id: repo,
-            ...variables,
-          })
-        ).repository;
-  if (!found) fail(`error: repository ${repo} not found`);
+        ).repositoryByName;
+  if (!found) fail(`error: repository ${repo.text} not found`);
   return found;
 }
 
 /** A webhook's recent deliveries, newest first, like GitHub's "Recent deliveries". */
-export async function listDeliveries(options: ListOptions, repo: string, hook: string): Promise<void> {
+export async function listDeliveries(options: ListOptions, repo: RepositoryRef, hook: string): Promise<void> {
   type Found = { webhook: { deliveries: Page<DeliveryRecord> } | null };
   const found = await inRepository<Found>(options, repo, DELIVERIES, '$hook: ID!, $limit: Int, $offset: Int', { hook, ...paging(options) });
-  if (!found.webhook) fail(`error: webhook ${hook} not found in ${repo}`);
-  print(options, found.webhook.deliveries, [
+  if (!found.webhook) fail(`error: webhook ${hook} not found in ${repo.text}`);
+  const { deliveries } = found.webhook;
+  // GraphQL's enum values are upper case; the CLI shows them as Cairn's REST API and webhooks spell them.
+  const nodes = deliveries.nodes.map((delivery) => ({ ...delivery, status: delivery.status.toLowerCase() }));
+  print(options, { ...deliveries, nodes }, [
     ['ID', (d) => d.id],
     ['EVENT', (d) => d.event],
     ['ACTION', (d) => d.action],
-    ['STATUS', (d) => d.status.toLowerCase()],
+    ['STATUS', (d) => d.status],
     ['CODE', (d) => d.statusCode],
     ['DURATION', (d) => (d.durationMs === null ? null : `${d.durationMs} ms`)],
     ['TIME', (d) => time(d.createdAt)],
@@ -174,7 +171,7 @@ interface ProtectionRecord {
 }
 
 /** A repository's branch rules, by pattern (admin). */
-export async function listProtections(options: ListOptions, repo: string): Promise<void> {
+export async function listProtections(options: ListOptions, repo: RepositoryRef): Promise<void> {
   const selection = `branchProtections { pattern requiredPullRequest requiredApprovingReviewCount requiredStatusChecks { strict contexts }
     enforceAdmins allowForcePushes allowDeletions requiredLinearHistory }`;
   const { branchProtections: rules } = await inRepository<{ branchProtections: ProtectionRecord[] }>(options, repo, selection, '', {});
