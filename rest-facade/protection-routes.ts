@@ -12,6 +12,7 @@ export const PROTECTION_ROUTES: RestRoute[] = [
     document: GetBranchProtectionDocument,
     variables: ({ params }) => ({ id: params.id, branch: params.branch }),
     resultPath: ['repository', 'branch_protection'],
+    answers: ['FORBIDDEN'],
   }),
   route({
     method: 'put',

@@ -58,6 +58,7 @@ export const PULL_ROUTES: RestRoute[] = [
     variables: pullInput,
     resultPath: ['update_pull_request'],
     body: PULL_BODY,
+    answers: ['CONFLICT'],
   }),
   route({
     method: 'put',
@@ -66,6 +67,7 @@ export const PULL_ROUTES: RestRoute[] = [
     variables: pullInput,
     resultPath: ['merge_pull_request'],
     body: PULL_BODY,
+    answers: ['CONFLICT', 'NOT_MERGEABLE'],
   }),
   route({
     method: 'put',
@@ -99,6 +101,7 @@ export const PULL_ROUTES: RestRoute[] = [
     resultPath: ['submit_review'],
     status: 201,
     body: PULL_BODY,
+    answers: ['CONFLICT'],
   }),
   route({
     method: 'get',

@@ -30,6 +30,7 @@ export const REVIEW_COMMENT_ROUTES: RestRoute[] = [
     resultPath: ['create_review_comment'],
     status: 201,
     body: { input: 'input', fromPath: ['repository_id', 'number'] },
+    answers: ['CONFLICT'],
   }),
   route({
     method: 'get',

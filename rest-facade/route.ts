@@ -1,5 +1,6 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import type { DocumentNode } from 'graphql';
+import type { ErrorCode } from '../src/errors/domain-error.js';
 
 /**
  * The REST dialect of a generated GraphQL type, as convert.ts produces it at run time: snake_case
@@ -104,6 +105,11 @@ interface RouteBase<TData, TVariables, TPassed> {
    * `{data, total, limit, offset, hasMore}`; array: a list; empty: 204 once the operation succeeds.
    */
   kind?: 'record' | 'envelope' | 'array' | 'empty';
+  /**
+   * Errors its operation may answer that the route's shape does not imply (openapi/statuses.ts):
+   * FORBIDDEN on a read that needs more than read access, CONFLICT, NOT_MERGEABLE.
+   */
+  answers?: readonly ErrorCode[];
 }
 
 /**
@@ -136,6 +142,7 @@ export interface RestRoute {
   kind: 'record' | 'envelope' | 'array' | 'empty';
   status: number;
   body: BodyShape | null;
+  answers: readonly ErrorCode[];
 }
 
 /** The value at `path`, or undefined where the way is null. */
@@ -177,5 +184,6 @@ export function route<TData, TVariables, TPassed extends RestVariables<NoInfer<T
     kind: definition.kind ?? 'record',
     status: definition.status ?? 200,
     body: definition.body ?? null,
+    answers: definition.answers ?? [],
   } as RestRoute;
 }

@@ -87,6 +87,7 @@ export const ROUTES: RestRoute[] = [
     resultPath: ['create_repository'],
     status: 201,
     body: { input: 'input' },
+    answers: ['CONFLICT'],
   }),
   route({
     method: 'get',
@@ -109,6 +110,7 @@ export const ROUTES: RestRoute[] = [
     variables: ({ params, body }) => ({ id: params.id, input: body }),
     resultPath: ['update_repository'],
     body: { input: 'input' },
+    answers: ['CONFLICT'],
   }),
   route({
     method: 'delete',
@@ -116,6 +118,7 @@ export const ROUTES: RestRoute[] = [
     document: DeleteRepositoryDocument,
     variables: ({ params }) => ({ id: params.id }),
     resultPath: ['delete_repository'],
+    answers: ['CONFLICT'],
   }),
   route({
     method: 'get',
@@ -157,6 +160,7 @@ export const ROUTES: RestRoute[] = [
     variables: ({ params }) => ({ id: params.id }),
     resultPath: ['repository', 'collaborators'],
     kind: 'array',
+    answers: ['FORBIDDEN'],
   }),
   route({
     method: 'put',

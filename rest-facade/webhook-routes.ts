@@ -66,6 +66,7 @@ function webhookRoutes({ scope, hook, delivery, paths }: WebhookFamily<{ id?: st
       spread: 'webhook',
       status: 201,
       body: { input: 'input', fromPath: ['repository_id'] },
+      answers: ['CONFLICT'],
     }),
     reads.list,
     reads.get,
@@ -92,6 +93,7 @@ function webhookRoutes({ scope, hook, delivery, paths }: WebhookFamily<{ id?: st
       variables: hook,
       resultPath: ['ping_webhook'],
       status: 202,
+      answers: ['CONFLICT'],
     }),
     reads.deliveries,
     reads.delivery,
@@ -102,6 +104,7 @@ function webhookRoutes({ scope, hook, delivery, paths }: WebhookFamily<{ id?: st
       variables: delivery,
       resultPath: ['redeliver_webhook_delivery'],
       status: 202,
+      answers: ['CONFLICT'],
     }),
   ];
 }
@@ -125,6 +128,7 @@ export const WEBHOOK_ROUTES: RestRoute[] = [
       variables: repository.scope,
       resultPath: ['repository', 'webhooks'],
       kind: 'array',
+      answers: ['FORBIDDEN'],
     }),
     get: route({
       method: 'get',
@@ -132,6 +136,7 @@ export const WEBHOOK_ROUTES: RestRoute[] = [
       document: GetRepositoryWebhookDocument,
       variables: repository.hook,
       resultPath: ['repository', 'webhook'],
+      answers: ['FORBIDDEN'],
     }),
     deliveries: route({
       method: 'get',
@@ -141,6 +146,7 @@ export const WEBHOOK_ROUTES: RestRoute[] = [
       resultPath: ['repository', 'webhook', 'deliveries'],
       query: DELIVERY_QUERY,
       kind: 'envelope',
+      answers: ['FORBIDDEN'],
     }),
     delivery: route({
       method: 'get',
@@ -148,6 +154,7 @@ export const WEBHOOK_ROUTES: RestRoute[] = [
       document: GetRepositoryWebhookDeliveryDocument,
       variables: repository.delivery,
       resultPath: ['repository', 'webhook', 'delivery'],
+      answers: ['FORBIDDEN'],
     }),
   }),
   ...webhookRoutes(user, {
@@ -158,6 +165,7 @@ export const WEBHOOK_ROUTES: RestRoute[] = [
       variables: user.scope,
       resultPath: ['user_webhooks'],
       kind: 'array',
+      answers: ['FORBIDDEN'],
     }),
     get: route({
       method: 'get',
@@ -165,6 +173,7 @@ export const WEBHOOK_ROUTES: RestRoute[] = [
       document: GetUserWebhookDocument,
       variables: user.hook,
       resultPath: ['user_webhook'],
+      answers: ['FORBIDDEN'],
     }),
     deliveries: route({
       method: 'get',
@@ -174,6 +183,7 @@ export const WEBHOOK_ROUTES: RestRoute[] = [
       resultPath: ['user_webhook', 'deliveries'],
       query: DELIVERY_QUERY,
       kind: 'envelope',
+      answers: ['FORBIDDEN'],
     }),
     delivery: route({
       method: 'get',
@@ -181,6 +191,7 @@ export const WEBHOOK_ROUTES: RestRoute[] = [
       document: GetUserWebhookDeliveryDocument,
       variables: user.delivery,
       resultPath: ['user_webhook', 'delivery'],
+      answers: ['FORBIDDEN'],
     }),
   }),
 ];

@@ -1,13 +1,20 @@
 import { getOperationAST, isNonNullType, type GraphQLSchema } from 'graphql';
 import { ANSWERS } from '../../src/errors/answers.js';
-import type { ErrorCode } from '../../src/errors/domain-error.js';
 import { VERSION } from '../../src/version.js';
 import { resultShape, variableTypes, type FieldShape } from '../convert.js';
 import { ENVELOPE, type RestRoute } from '../route.js';
+import {
+  authenticated,
+  errorResponse,
+  HEADERS,
+  IF_NONE_MATCH,
+  NO_CONTENT,
+  NOT_MODIFIED,
+  PARAMETERS,
+  sharedResponses,
+} from './responses.js';
 import { bodySchema, inputSchema, notNull, objectSchema, type JsonSchema } from './schemas.js';
-
-/** The prefixes the facade is mounted at (index.ts): every path is listed under each. */
-const PREFIXES = ['', '/api'];
+import { allErrorStatuses, errorStatuses } from './statuses.js';
 
 const ERROR_SCHEMA: JsonSchema = {
   type: 'object',
@@ -33,44 +40,6 @@ const ERROR_SCHEMA: JsonSchema = {
   },
   required: ['error', 'request_id'],
 };
-
-/**
- * The error codes a route can answer, by what it takes: every route a token and a budget (and may
- * fail, or find the database away), a path naming something (which may not exist or not be the
- * caller's), query parameters, a body; a write may find the disk full.
- */
-function errorCodes(route: RestRoute): ErrorCode[] {
-  // Any route refuses a query parameter it does not read (400).
-  const codes: ErrorCode[] = ['UNAUTHENTICATED', 'FORBIDDEN', 'RATE_LIMITED', 'INTERNAL', 'UNAVAILABLE', 'BAD_REQUEST'];
-  if (route.method !== 'get') codes.push('INSUFFICIENT_STORAGE');
-  if (route.path.includes(':') || route.resultPath.length > 1 || route.method !== 'get') codes.push('NOT_FOUND');
-  // A path segment that is not validly percent-encoded (400), or text no column can hold (422).
-  if (route.path.includes(':')) codes.push('BAD_REQUEST', 'VALIDATION_FAILED');
-  if (route.query.some(({ name }) => name === 'limit' || name === 'offset')) codes.push('INVALID_PAGINATION');
-  if (route.query.length) codes.push('VALIDATION_FAILED');
-  if (route.body) codes.push('BAD_REQUEST', 'INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'VALIDATION_FAILED');
-  if (route.method !== 'get') codes.push('CONFLICT', 'VALIDATION_FAILED');
-  if (route.path.endsWith('/merge')) codes.push('NOT_MERGEABLE');
-  return codes;
-}
-
-/** Error responses by status, each naming the `error.code`s it carries (src/errors/answers.ts). */
-function errorResponses(route: RestRoute): Record<string, JsonSchema> {
-  const byStatus = new Map<number, Set<string>>();
-  for (const code of errorCodes(route)) {
-    const { status, rest } = ANSWERS[code];
-    byStatus.set(status, (byStatus.get(status) ?? new Set()).add(rest));
-  }
-  return Object.fromEntries(
-    [...byStatus].map(([status, codes]) => [
-      String(status),
-      {
-        description: `error.code: ${[...codes].sort().join(', ')}`,
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-      },
-    ]),
-  );
-}
 
 /** The shape at `path` in a result shape (the route's resultPath, checked here against the selection). */
 function shapeAt(shape: FieldShape[], path: readonly string[], route: RestRoute): FieldShape {
@@ -136,24 +105,27 @@ function requestBody(schema: GraphQLSchema, route: RestRoute): JsonSchema | null
   return { required: true, content: body };
 }
 
-/** Path and query parameters, typed by the operation's variables where one of that name exists. */
-function parameters(schema: GraphQLSchema, route: RestRoute): JsonSchema[] {
-  const variables = variableTypes(schema, route.document);
-  const pathParams = [...route.path.matchAll(/:(\w+)/g)].map(([, name]) => ({
+/** A path's parameters, shared by its operations. */
+function pathParameters(route: RestRoute): JsonSchema[] {
+  return [...route.path.matchAll(/:(\w+)/g)].map(([, name]) => ({
     name,
     in: 'path',
     required: true,
     // Numbers in paths (issues, pull requests) are positive integers; anything else cannot exist (404).
     schema: name === 'number' ? { type: 'integer', minimum: 1 } : { type: 'string' },
   }));
-  const queryParams = route.query.map(({ name, description }) => {
+}
+
+/** Query parameters, typed by the operation's variables of the same name. */
+function queryParameters(schema: GraphQLSchema, route: RestRoute): JsonSchema[] {
+  const variables = variableTypes(schema, route.document);
+  return route.query.map(({ name, description }) => {
     const type = variables.get(name);
     if (!type) throw new Error(`${route.method} ${route.path}: query parameter ${name} is no variable of its operation`);
     const value = notNull(inputSchema(type));
     if (name === 'limit' || name === 'offset') value.minimum = 0;
     return { name, in: 'query', required: false, description, schema: value };
   });
-  return [...pathParams, ...queryParams];
 }
 
 const KIND_DESCRIPTIONS: Record<RestRoute['kind'], string> = {
@@ -165,72 +137,91 @@ const KIND_DESCRIPTIONS: Record<RestRoute['kind'], string> = {
 
 const pascal = (word: string) => word.charAt(0).toUpperCase() + word.slice(1);
 
-/** A stable, unique operation id: the method and the path's words (`getReposIdIssuesNumber`), prefixed for /api. */
-function operationId(prefix: string, route: RestRoute): string {
-  const words = `${prefix}/${route.method}${route.path}`.split(/[/:_]+/).filter(Boolean);
+/** A stable, unique operation id: the method and the path's words (`getReposIdIssuesNumber`). */
+function operationId(method: string, route: RestRoute): string {
+  const words = `${method}${route.path}`.split(/[/:_]+/).filter(Boolean);
   return words[0]! + words.slice(1).map(pascal).join('');
 }
 
-/** Conditional GETs: every record or list answer carries an ETag, and If-None-Match naming it is answered 304. */
-const ETAG_HEADER = { description: 'A weak tag of this answer; send it back in If-None-Match.', schema: { type: 'string' } };
-const IF_NONE_MATCH = {
-  name: 'If-None-Match',
-  in: 'header',
-  required: false,
-  description: 'ETags of answers the client holds; when one is still current the answer is 304 without a body.',
-  schema: { type: 'string' },
-};
-const NOT_MODIFIED = { description: 'Not Modified: the answer is still the one the If-None-Match named.', headers: { ETag: ETAG_HEADER } };
+/** The error responses of a route, by the one rule (statuses.ts); a HEAD's without their body. */
+function errorResponses(route: RestRoute, head: boolean, all: Map<number, string[]>): Record<string, unknown> {
+  return Object.fromEntries(
+    [...errorStatuses(route)].map(([status, codes]) => {
+      // The shared response names every code of its status; a route that answers fewer names its own.
+      const own = codes.length < (all.get(status)?.length ?? 0) ? codes : null;
+      return [String(status), errorResponse(status, own, head)];
+    }),
+  );
+}
+
+/** Where the document is served from: the facade answers the same paths at the root and under /api. */
+const SERVERS = [
+  { url: '/', description: 'The service itself: every path at its root.' },
+  { url: '/api', description: 'The same API under /api, for a proxy that routes by prefix.' },
+];
+
+const DESCRIPTION = [
+  'The REST facade of Cairn: each route runs one GraphQL operation. Every path is served under each',
+  'server, `/` and `/api` alike. Records are snake_case; enum values are answered in lower case and',
+  'taken in either case. Every GET also answers HEAD: the same status and headers, without the body.',
+  'A method a path does not list is answered 405 with `Allow` (components.responses.MethodNotAllowed).',
+].join(' ');
 
 /** The OpenAPI 3.1 description of the REST facade, generated from its routes and the GraphQL schema. */
 export function openApiDocument(schema: GraphQLSchema, routes: RestRoute[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
-  // Answers and bodies by operation name, shared by the paths of both prefixes (and the webhook families).
+  const all = allErrorStatuses(routes);
+  // Answers and bodies by operation name, shared by the webhook families.
   const schemas: Record<string, JsonSchema> = { Error: ERROR_SCHEMA };
   const named = (name: string, value: JsonSchema) => {
     schemas[name] = value;
     return { $ref: `#/components/schemas/${name}` };
   };
-  for (const prefix of PREFIXES) {
-    for (const route of routes) {
-      const name = getOperationAST(route.document)?.name?.value ?? '';
-      const answer = answerSchema(schema, route);
-      const body = requestBody(schema, route);
-      if (body) body.content = { 'application/json': { schema: named(`${name}Body`, body.content as JsonSchema) } };
-      const conditional = route.method === 'get' && answer !== null;
-      const success = answer
-        ? {
-            description: KIND_DESCRIPTIONS[route.kind],
-            ...(conditional ? { headers: { ETag: ETAG_HEADER } } : {}),
-            content: { 'application/json': { schema: named(`${name}Answer`, answer) } },
-          }
-        : { description: KIND_DESCRIPTIONS.empty };
-      const path = prefix + route.path.replace(/:(\w+)/g, '{$1}');
-      paths[path] ??= {};
-      paths[path][route.method] = {
-        operationId: operationId(prefix, route),
-        summary: `GraphQL operation ${name}`,
-        security: [{ bearer: [] }],
-        parameters: [...parameters(schema, route), ...(conditional ? [IF_NONE_MATCH] : [])],
-        ...(body ? { requestBody: body } : {}),
-        responses: {
-          [String(route.kind === 'empty' ? 204 : route.status)]: success,
-          ...(conditional ? { '304': NOT_MODIFIED } : {}),
-          ...errorResponses(route),
-        },
-      };
-    }
+  for (const route of routes) {
+    const name = getOperationAST(route.document)?.name?.value ?? '';
+    const answer = answerSchema(schema, route);
+    const body = requestBody(schema, route);
+    if (body) body.content = { 'application/json': { schema: named(`${name}Body`, body.content as JsonSchema) } };
+    // A successful GET of a record or list carries an ETag, and is 304 when If-None-Match names it (conditional.ts).
+    const conditional = route.method === 'get' && route.status === 200 && answer !== null;
+    const success = answer
+      ? {
+          description: KIND_DESCRIPTIONS[route.kind],
+          headers: conditional ? authenticated('ETag') : authenticated(),
+          content: { 'application/json': { schema: named(`${name}Answer`, answer) } },
+        }
+      : NO_CONTENT;
+    const operation = (method: string, head: boolean) => ({
+      operationId: operationId(method, route),
+      summary: head ? `GraphQL operation ${name}: the headers of its GET alone` : `GraphQL operation ${name}`,
+      parameters: [...queryParameters(schema, route), ...(conditional ? [IF_NONE_MATCH] : [])],
+      ...(body ? { requestBody: body } : {}),
+      responses: {
+        [String(route.kind === 'empty' ? 204 : route.status)]:
+          head && 'content' in success ? { description: success.description, headers: success.headers } : success,
+        ...(conditional ? { '304': NOT_MODIFIED } : {}),
+        ...errorResponses(route, head, all),
+      },
+    });
+    const path = route.path.replace(/:(\w+)/g, '{$1}');
+    paths[path] ??= { parameters: pathParameters(route) };
+    paths[path][route.method] = operation(route.method, false);
+    if (route.method === 'get') paths[path].head = operation('head', true);
   }
+  const responses = sharedResponses(all);
+  // Only what an operation refers to, and the 405 of a method a path does not list.
+  const used = new Set([...JSON.stringify(paths).matchAll(/#\/components\/responses\/(\w+)/g)].map(([, n]) => n));
   return {
     openapi: '3.1.0',
-    info: {
-      title: 'Cairn REST API',
-      version: VERSION,
-      description: 'The REST facade of Cairn: every path is served under / and under /api alike.',
-    },
+    info: { title: 'Cairn REST API', version: VERSION, description: DESCRIPTION },
+    servers: SERVERS,
+    security: [{ bearer: [] }],
     paths,
     components: {
       schemas,
+      headers: HEADERS,
+      parameters: PARAMETERS,
+      responses: Object.fromEntries(Object.entries(responses).filter(([n]) => used.has(n) || n === 'MethodNotAllowed')),
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'A personal access token.' } },
     },
   };

@@ -51,9 +51,17 @@ function wrapped<T extends GraphQLOutputType | GraphQLInputType>(type: T, leafOr
   return isNonNullType(type) ? schema : nullable(schema);
 }
 
-function leaf(type: GraphQLOutputType | GraphQLInputType): JsonSchema {
-  // Enum values are lowercase in REST (convert.ts).
-  if (isEnumType(type)) return { type: 'string', enum: type.getValues().map((v) => v.name.toLowerCase()) };
+/**
+ * A scalar or enum as JSON. Enum values are answered in lower case (convert.ts); `taken` (a value the
+ * client sends) lists the upper case too, GraphQL's spelling, which the facade accepts as well
+ * (`APPROVE` or `approve`).
+ */
+function leaf(type: GraphQLOutputType | GraphQLInputType, taken = false): JsonSchema {
+  if (isEnumType(type)) {
+    const names = type.getValues().map((v) => v.name);
+    const lower = names.map((name) => name.toLowerCase());
+    return { type: 'string', enum: taken ? [...lower, ...names.filter((name) => !lower.includes(name))] : lower };
+  }
   if (isScalarType(type)) {
     const scalar = SCALARS[type.name];
     if (!scalar) throw new Error(`no JSON type for the scalar ${type.name}: add it to SCALARS`);
@@ -75,10 +83,10 @@ export function objectSchema(fields: FieldShape[]): JsonSchema {
   return { type: 'object', properties, required: Object.keys(properties), additionalProperties: false };
 }
 
-/** A GraphQL input value as REST takes it: snake_case fields, lowercase enum values; unknown fields are ignored. */
+/** A GraphQL input value as REST takes it: snake_case fields, enum values in either case; unknown fields are ignored. */
 export function inputSchema(type: GraphQLInputType, omit: readonly string[] = []): JsonSchema {
   return wrapped(type, (named) => {
-    if (!isInputObjectType(named)) return leaf(named);
+    if (!isInputObjectType(named)) return leaf(named, true);
     const properties: Record<string, JsonSchema> = {};
     const required: string[] = [];
     for (const field of Object.values(named.getFields())) {

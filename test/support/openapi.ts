@@ -9,11 +9,17 @@ import { ROOT } from './server.js';
  * document cannot drift from the service: `Client.request` runs every answer through here.
  */
 
+interface Response {
+  $ref?: string;
+  content?: Record<string, { schema: unknown }>;
+}
 interface Operation {
-  responses: Record<string, { content?: Record<string, { schema: unknown }> }>;
+  responses: Record<string, Response>;
 }
 interface OpenApi {
+  servers: Array<{ url: string }>;
   paths: Record<string, Record<string, Operation>>;
+  components: { responses: Record<string, Response> };
 }
 
 /** Not the REST facade: GraphQL, the operations endpoints, the document itself and git. */
@@ -21,7 +27,7 @@ const NOT_REST = /^\/(graphql|healthz|readyz|metrics|openapi\.json)(\/|$)|\.git(
 
 const DOCUMENT = 'openapi.json';
 
-let compiled: { ajv: Ajv2020; templates: Array<{ path: string; pattern: RegExp }>; document: OpenApi } | undefined;
+let compiled: { ajv: Ajv2020; templates: Array<{ path: string; pattern: RegExp }>; document: OpenApi; prefixes: RegExp } | undefined;
 const validators = new Map<string, ValidateFunction>();
 
 /** Compiled once per process: the document as one schema, each answer validated through a JSON pointer into it. */
@@ -37,10 +43,24 @@ function load() {
   // Express matches paths case-insensitively and with a trailing slash.
   const templates = Object.keys(document.paths).map((p) => ({
     path: p,
-    pattern: new RegExp(`^${p.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+')}/?$`, 'i'),
+    pattern: new RegExp(`^${escape(p).replace(/\{\w+\}/g, '[^/]+')}/?$`, 'i'),
   }));
-  compiled = { ajv, templates, document };
+  // Every path is served under each server (`/`, `/api`): a request's path less the server's.
+  const bases = document.servers.map(({ url }) => url.replace(/\/$/, '')).filter(Boolean);
+  const prefixes = new RegExp(`^(${bases.map(escape).join('|')})(?=/)`, 'i');
+  compiled = { ajv, templates, document, prefixes };
   return compiled;
+}
+
+const escape = (text: string) => text.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+
+/** A response of an operation, or the shared one it refers to (`#/components/responses/…`), and its JSON pointer. */
+function resolveResponse(document: OpenApi, at: string[], response: Response): { response: Response; at: string[] } {
+  const shared = response.$ref?.replace('#/components/responses/', '');
+  if (shared === undefined) return { response, at };
+  const target = document.components.responses[shared];
+  if (!target) throw new Error(`OpenAPI: ${response.$ref} is not in the document`);
+  return { response: target, at: ['components', 'responses', shared] };
 }
 
 const pointer = (...parts: string[]) => parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
@@ -71,9 +91,9 @@ const ERROR_REF = `${DOCUMENT}#/components/schemas/Error`;
  * for a path or method the document does not list — the error body.
  */
 export function checkAgainstOpenApi(method: string, url: string, status: number, text: string, body: unknown): void {
-  const pathname = new URL(url, 'http://x').pathname;
+  const { templates, document, prefixes } = load();
+  const pathname = new URL(url, 'http://x').pathname.replace(prefixes, '');
   if (NOT_REST.test(pathname) || method === 'HEAD') return;
-  const { templates, document } = load();
   const candidates = templates
     .filter(({ pattern }) => pattern.test(pathname))
     .map((t) => ({ path: t.path, operation: document.paths[t.path]![method.toLowerCase()] }))
@@ -86,14 +106,13 @@ export function checkAgainstOpenApi(method: string, url: string, status: number,
   // Paths can overlap (/repos/{owner}/{repo}/resolve, /repos/{id}/issues/{number}): one must match.
   const problems: string[] = [];
   for (const { path: template, operation } of candidates) {
-    const response = operation.responses[String(status)];
-    if (!response) {
+    const listed = operation.responses[String(status)];
+    if (!listed) {
       problems.push(`${method} ${template}: status ${status} is not documented (${Object.keys(operation.responses).join(', ')})`);
       continue;
     }
-    const ref = response.content
-      ? `${DOCUMENT}#/${pointer('paths', template, method.toLowerCase(), 'responses', String(status), 'content', 'application/json', 'schema')}`
-      : null;
+    const { response, at } = resolveResponse(document, ['paths', template, method.toLowerCase(), 'responses', String(status)], listed);
+    const ref = response.content ? `${DOCUMENT}#/${pointer(...at, 'content', 'application/json', 'schema')}` : null;
     const why = problem(ref, status, text, body);
     if (!why) return;
     problems.push(`${method} ${template} ${status}: ${why}`);
