@@ -357,6 +357,14 @@ describe('errors', () => {
     expect(cells((await cli('user', 'list', '--offset', '0', '--limit', '1')).stdout)).toHaveLength(1);
   });
 
+  test("--expires-at takes an ISO 8601 date-time or a date, and says so in the CLI's words", async () => {
+    expect(await mistake(['token', 'create', '--name', 'x', '--scopes', 'repo', '--expires-at', 'yesterday'], 'cairn token create')).toBe(
+      "error: option '--expires-at <ISO date>' argument 'yesterday' is invalid. It must be an ISO 8601 date-time such as 2030-01-31T12:00:00Z, or a date such as 2030-01-31.",
+    );
+    const created = await cli('token', 'create', '--name', 'dated', '--scopes', 'repo', '--expires-at', '2030-01-31');
+    expect(created.stdout).toContain('expires 2030-01-31T00:00:00.000Z');
+  });
+
   test('an unknown command is named, with the close one when there is one', async () => {
     expect(await mistake(['tokens', 'list'], 'cairn')).toBe("error: unknown command 'tokens'\n(Did you mean token?)");
     expect(await mistake(['usr'], 'cairn')).toBe("error: unknown command 'usr'\n(Did you mean user?)");

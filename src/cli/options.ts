@@ -39,3 +39,14 @@ function repository(text: string): RepositoryRef {
 }
 
 export const repositoryArgument = () => new Argument('<repo>', 'owner/name or a repository id').argParser(repository);
+
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i;
+
+/** A moment as the service takes it (ISO 8601, UTC on the wire); a bare date is its midnight UTC. */
+export function dateTime(value: string): string {
+  const text = /^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value;
+  if (!DATE_TIME.test(text) || Number.isNaN(Date.parse(text))) {
+    throw new InvalidArgumentError('It must be an ISO 8601 date-time such as 2030-01-31T12:00:00Z, or a date such as 2030-01-31.');
+  }
+  return new Date(text).toISOString();
+}

@@ -9,7 +9,7 @@ import { VERSION } from '../version.js';
 import { createToken, createUser, revokeToken, setCommitEmail } from './accounts.js';
 import type { Connection } from './api.js';
 import { listDeliveries, listProtections, listTokens, listUsers } from './lists.js';
-import { jsonOption, limitOption, nonEmpty, offsetOption, repositoryArgument, type RepositoryRef } from './options.js';
+import { dateTime, jsonOption, limitOption, nonEmpty, offsetOption, repositoryArgument, type RepositoryRef } from './options.js';
 
 interface ListFlags {
   json?: boolean;
@@ -68,7 +68,11 @@ function tokenCommands(): Command {
       nonEmpty,
     )
     .option('--login <login>', "whose token (site admin); the calling token's own user by default")
-    .option('--expires-at <ISO date>', "when it stops working; by default the calling token's own expiry, if it has one")
+    .option(
+      '--expires-at <ISO date>',
+      "when it stops working (2030-01-31T12:00:00Z, or a date: its midnight UTC); by default the calling token's own expiry, if it has one",
+      dateTime,
+    )
     .action(async (_flags: unknown, command: Command) => {
       const { login, name, scopes, expiresAt } = options<{ login?: string; name: string; scopes: string; expiresAt?: string }>(command);
       const list = scopes
