@@ -74,7 +74,9 @@ export function createRestRouter(services: Services, schema: GraphQLSchema, rout
   }
 
   const methodsByPath = new Map<string, string[]>();
-  for (const route of routes) methodsByPath.set(route.path, [...(methodsByPath.get(route.path) ?? []), route.method.toUpperCase()]);
+  // Express answers HEAD wherever GET is routed, so Allow names it too.
+  const methodsOf = (route: RestRoute) => (route.method === 'get' ? ['GET', 'HEAD'] : [route.method.toUpperCase()]);
+  for (const route of routes) methodsByPath.set(route.path, [...(methodsByPath.get(route.path) ?? []), ...methodsOf(route)]);
   for (const [path, methods] of methodsByPath) {
     router.all(path, (req, res) => sendMethodNotAllowed(res, req.method, methods));
   }

@@ -440,17 +440,17 @@ test('wrong methods on the pull request routes are 405 method_not_allowed with A
   const cases: Array<[string, string, string]> = [
     ['PUT', pulls, 'GET, POST'],
     ['DELETE', pulls, 'GET, POST'],
-    ['DELETE', `${pulls}/1`, 'GET, PATCH'],
-    ['POST', `${pulls}/1`, 'GET, PATCH'],
-    ['PUT', `${pulls}/1`, 'GET, PATCH'],
-    ['DELETE', `${pulls}/abc`, 'GET, PATCH'],
+    ['DELETE', `${pulls}/1`, 'GET, HEAD, PATCH'],
+    ['POST', `${pulls}/1`, 'GET, HEAD, PATCH'],
+    ['PUT', `${pulls}/1`, 'GET, HEAD, PATCH'],
+    ['DELETE', `${pulls}/abc`, 'GET, HEAD, PATCH'],
     ['POST', `${pulls}/1/merge`, 'PUT'],
     ['GET', `${pulls}/1/merge`, 'PUT'],
     ['DELETE', `${pulls}/1/merge`, 'PUT'],
-    ['PUT', `${pulls}/1/reviews`, 'GET, POST'],
-    ['DELETE', `${pulls}/1/reviews`, 'GET, POST'],
-    ['POST', `${pulls}/1/commits`, 'GET'],
-    ['PATCH', `${pulls}/1/files`, 'GET'],
+    ['PUT', `${pulls}/1/reviews`, 'GET, HEAD, POST'],
+    ['DELETE', `${pulls}/1/reviews`, 'GET, HEAD, POST'],
+    ['POST', `${pulls}/1/commits`, 'GET, HEAD'],
+    ['PATCH', `${pulls}/1/files`, 'GET, HEAD'],
   ];
   const failures: object[] = [];
   for (const [method, path, allow] of cases) {

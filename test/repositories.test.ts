@@ -383,7 +383,7 @@ describe('HTTP surface', () => {
     const res = await alice.request('PUT', '/repos');
     expect(res.status).toBe(405);
     expect(res.body.error.code).toBe('method_not_allowed');
-    expect(res.headers.get('allow')).toBe('GET, POST');
+    expect(res.headers.get('allow')).toBe('GET, HEAD, POST');
     expect((await alice.get('/nope')).status).toBe(404);
     expect((await alice.get('/api/nope')).body.error.code).toBe('not_found');
   });
