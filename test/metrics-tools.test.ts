@@ -5,6 +5,7 @@ import { adminClient, Client, createUser } from './support/client.js';
 import { GitSandbox, remoteUrl } from './support/git.js';
 import { PullRepo } from './support/pulls.js';
 import { CairnServer, ROOT } from './support/server.js';
+import { parseSamples, type Sample } from './support/metrics.js';
 
 /**
  * `GET /metrics` as the tools that read it see it: on a new service every metric the Grafana
@@ -27,12 +28,6 @@ afterAll(async () => {
   await Promise.all([server?.destroy(), git?.cleanup()]);
 });
 
-interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
 async function metricsText(from: CairnServer): Promise<string> {
   const res = await fetch(`${from.url}/metrics`);
   expect(res.status).toBe(200);
@@ -40,15 +35,7 @@ async function metricsText(from: CairnServer): Promise<string> {
 }
 
 async function scrape(from: CairnServer): Promise<Sample[]> {
-  return (await metricsText(from))
-    .split('\n')
-    .filter((line) => line && !line.startsWith('#'))
-    .map((line) => {
-      const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-      if (!match) throw new Error(`unparsable sample: ${line}`);
-      const labels = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
-      return { name: match[1]!, labels, value: Number(match[3]) };
-    });
+  return parseSamples(await metricsText(from));
 }
 
 /** Every `cairn_` name in the expressions of the dashboard's panels. */

@@ -6,6 +6,7 @@ import { GitSandbox, remoteUrl } from './support/git.js';
 import { PullRepo } from './support/pulls.js';
 import { eventually } from './support/receiver.js';
 import { CairnServer, ROOT } from './support/server.js';
+import { parseSamples } from './support/metrics.js';
 
 /**
  * `GET /metrics` after real work: clones (anonymous and authenticated) and pushes with the git
@@ -43,15 +44,7 @@ async function scrape(from: CairnServer): Promise<Scrape> {
   const res = await fetch(`${from.url}/metrics`);
   expect(res.status).toBe(200);
   const text = await res.text();
-  const samples = text
-    .split('\n')
-    .filter((line) => line && !line.startsWith('#'))
-    .map((line) => {
-      const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-      if (!match) throw new Error(`unparsable sample: ${line}`);
-      const labels = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
-      return { name: match[1]!, labels, value: Number(match[3]) };
-    });
+  const samples = parseSamples(text);
   return {
     text,
     value: (name, labels = {}) =>

@@ -438,8 +438,8 @@ describe('queries', () => {
 test('wrong methods on the pull request routes are 405 method_not_allowed with Allow', async () => {
   const pulls = `/repos/${target.id}/pulls`;
   const cases: Array<[string, string, string]> = [
-    ['PUT', pulls, 'GET, POST'],
-    ['DELETE', pulls, 'GET, POST'],
+    ['PUT', pulls, 'GET, HEAD, POST'],
+    ['DELETE', pulls, 'GET, HEAD, POST'],
     ['DELETE', `${pulls}/1`, 'GET, HEAD, PATCH'],
     ['POST', `${pulls}/1`, 'GET, HEAD, PATCH'],
     ['PUT', `${pulls}/1`, 'GET, HEAD, PATCH'],

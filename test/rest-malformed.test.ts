@@ -174,7 +174,7 @@ test('every paged route: bad limit or offset is 400 invalid_pagination; a large 
 
 test('a known path with another method is 405 with Allow, on every resource', async () => {
   const cases: Array<[string, string, string]> = [
-    ['PUT', '/repos', 'GET, POST'],
+    ['PUT', '/repos', 'GET, HEAD, POST'],
     ['POST', `/repos/${repo}`, 'GET, HEAD, PATCH, DELETE'],
     ['DELETE', `/repos/${repo}/issues`, 'GET, HEAD, POST'],
     ['DELETE', `/repos/${repo}/issues/1`, 'GET, HEAD, PATCH'],

@@ -25,17 +25,33 @@ test('acceptable values: nothing to say', () => {
 });
 
 test.each([
-  ['a wrong scalar inside the body', 'due_days', { ...good, input: { ...good.input, dueDays: 'soon' } }],
-  ['an unknown enum value', 'state', { ...good, input: { ...good.input, state: 'MAYBE' } }],
-  ['a missing required field', 'title', { ...good, input: { repositoryId: 'repo_1' } }],
-  ['a missing field of a list item', 'labels.name', { ...good, input: { ...good.input, labels: [{ name: 'a' }, { colorHex: 'fff' }] } }],
-  ['a wrong type in a list item', 'labels.name', { ...good, input: { ...good.input, labels: [{ name: 7 }] } }],
-  ['the body not an object', 'input', { ...good, input: 'text' }],
-  ['a wrong lone variable', 'number', { ...good, number: 'one' }],
-  ['a missing required variable', 'number', { input: good.input }],
-  ['null for a required variable', 'number', { ...good, number: null }],
-])('%s is VALIDATION_FAILED naming %s', (_what, field, values) => {
+  ['a wrong scalar inside the body', 'due_days', 'invalid', { ...good, input: { ...good.input, dueDays: 'soon' } }],
+  ['an unknown enum value', 'state', 'invalid', { ...good, input: { ...good.input, state: 'MAYBE' } }],
+  ['a missing required field', 'title', 'missing', { ...good, input: { repositoryId: 'repo_1' } }],
+  [
+    'a missing field of a list item',
+    'labels[1].name',
+    'missing',
+    { ...good, input: { ...good.input, labels: [{ name: 'a' }, { colorHex: 'fff' }] } },
+  ],
+  ['a wrong type in a list item', 'labels[0].name', 'invalid', { ...good, input: { ...good.input, labels: [{ name: 7 }] } }],
+  ['the body not an object', 'input', 'invalid', { ...good, input: 'text' }],
+  ['a wrong lone variable', 'number', 'invalid', { ...good, number: 'one' }],
+  ['a missing required variable', 'number', 'missing', { input: good.input }],
+  ['null for a required variable', 'number', 'invalid', { ...good, number: null }],
+])('%s is VALIDATION_FAILED naming %s (%s)', (_what, field, code, values) => {
   const error = judge(values);
-  expect(error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ field, code: 'invalid' }] });
+  expect(error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ field, code }] });
   expect(error!.message).toMatch(/^Validation failed: /);
+  expect(error!.message).not.toMatch(/String!|Int!|Variable "|cannot represent|does not exist in/);
+});
+
+test('every wrong field has its own detail, in words a JSON client reads', () => {
+  const error = judge({ number: 'one', input: { repositoryId: 'repo_1', state: 'MAYBE', labels: 'bug' } });
+  expect(error!.details).toEqual([
+    { field: 'title', code: 'missing', message: 'title is required' },
+    { field: 'state', code: 'invalid', message: 'state must be one of: open, closed' },
+    { field: 'labels', code: 'invalid', message: 'labels must be an array of objects' },
+    { field: 'number', code: 'invalid', message: 'number must be an integer from -2147483648 to 2147483647' },
+  ]);
 });
