@@ -8,17 +8,24 @@ import { Counter, Histogram, Registry, collectDefaultMetrics, Gauge } from 'prom
 const MISNAMED_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
 
 /**
- * The label values each series is counted under, where they are known in advance. Every combination
+ * The label values each series is counted under, where they are known in advance, and the types the
+ * code that counts them uses, so a new value is added here or does not compile. Every combination
  * is exported at 0 from start-up: a dashboard's rate() over a counter then reads 0 on a new service
  * rather than nothing, and a series' first increment is seen (a series that appears at 1 has no
  * earlier sample to rise from).
  */
-const SURFACES = ['rest', 'graphql', 'git', 'ops']; // request-context.ts: surfaceOf
-const GIT_SERVICES = ['upload-pack', 'receive-pack']; // git/http/transport.ts: GitService
-const GIT_OUTCOMES = ['ok', 'refused', 'failed', 'aborted']; // git/http/git-metrics.ts: GitOutcome
-const DELIVERY_OUTCOMES = ['succeeded', 'retrying', 'failed']; // webhooks/delivery-worker.ts
-const MERGEABILITY_OUTCOMES = ['mergeable', 'conflicting', 'superseded', 'failed']; // pulls/mergeability.ts
-const RATE_LIMIT_BUDGETS = ['core', 'creations', 'git']; // ratelimit/rate-limits.ts
+const SURFACES = ['rest', 'graphql', 'git', 'ops'] as const;
+export type Surface = (typeof SURFACES)[number];
+const GIT_SERVICES = ['upload-pack', 'receive-pack'] as const;
+export type GitService = (typeof GIT_SERVICES)[number];
+const GIT_OUTCOMES = ['ok', 'refused', 'failed', 'aborted'] as const;
+export type GitOutcome = (typeof GIT_OUTCOMES)[number];
+const DELIVERY_OUTCOMES = ['succeeded', 'retrying', 'failed'] as const;
+export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
+const MERGEABILITY_OUTCOMES = ['mergeable', 'conflicting', 'superseded', 'failed'] as const;
+export type MergeabilityOutcome = (typeof MERGEABILITY_OUTCOMES)[number];
+const RATE_LIMIT_BUDGETS = ['core', 'creations', 'git'] as const;
+export type RateLimitBudget = (typeof RATE_LIMIT_BUDGETS)[number];
 
 /** Every combination of the given values of each label. */
 function combinations<T extends string>(values: Record<T, readonly string[]>): Array<Record<T, string>> {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Principal } from '../principal.js';
 import type { Logger } from '../logger.js';
-import type { Metrics } from './metrics.js';
+import type { Metrics, Surface } from './metrics.js';
 import { countingStatements, type StatementTally } from '../db/statement-count.js';
 
 /** What the HTTP layer attaches to a response while a request is handled. */
@@ -58,7 +58,7 @@ function answerStatementCount(res: Response, sql: StatementTally): void {
   } as Response['writeHead'];
 }
 
-function surfaceOf(path: string): string {
+function surfaceOf(path: string): Surface {
   if (path === '/graphql') return 'graphql';
   if (/\/(info\/refs|git-upload-pack|git-receive-pack)$/.test(path)) return 'git';
   if (path === '/healthz' || path === '/readyz' || path === '/metrics') return 'ops';

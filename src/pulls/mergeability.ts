@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { QueryResult } from '@mikro-orm/core';
 import { FairSlots, mapLimit } from '../git/concurrency.js';
 import type { GitStorage } from '../git/storage.js';
-import type { Metrics } from '../http/metrics.js';
+import type { MergeabilityOutcome, Metrics } from '../http/metrics.js';
 import type { Logger } from '../logger.js';
 import { GitLimitExceeded } from '../git/run-git.js';
 import { measurePairs, mergeTree, type MergeTreeResult, type PairMeasure } from './pull-request.git.js';
@@ -152,7 +152,7 @@ export class Mergeability extends RepositoryPasses {
    */
   private async store(repositoryId: string, dir: string, checked: Checked[]): Promise<boolean> {
     if (!checked.length) return false;
-    const outcomes: string[] = [];
+    const outcomes: MergeabilityOutcome[] = [];
     let skipped = 0;
     try {
       await this.orm.em.fork().transactional(async (tx) => {

@@ -1,11 +1,11 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Metrics } from '../http/metrics.js';
+import type { Metrics, RateLimitBudget } from '../http/metrics.js';
 import type { Logger } from '../logger.js';
 
 /** A budget: at most `limit` units per window of `windowMs`, per subject (a user, an address). 0 = unlimited. */
 export interface Budget {
-  /** Names the bucket family in storage and in `X-RateLimit-Resource`. */
-  name: string;
+  /** Names the bucket family in storage, in `X-RateLimit-Resource` and in the refusals metric. */
+  name: RateLimitBudget;
   limit: number;
   windowMs: number;
 }

@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Agenda, Job } from 'agenda';
-import type { Metrics } from '../http/metrics.js';
+import type { DeliveryOutcome, Metrics } from '../http/metrics.js';
 import type { Logger } from '../logger.js';
 import { AdaptiveConcurrency } from './adaptive-concurrency.js';
 import { isNoSpace } from '../errors/no-space.js';
@@ -402,7 +402,8 @@ export class DeliveryWorker {
       const finished = finishAttempt(claim, { url: claim.url, headers, startedAt, outcome, retryDelaysMs: this.settings.retryDelaysMs });
       // False: deleted with its webhook while the attempt ran, nothing is left to record.
       if (!(await this.recordWhileClaimed(finished, startedAt))) return;
-      this.metrics.deliveries.inc({ outcome: outcome.ok ? 'succeeded' : finished.retryAt ? 'retrying' : 'failed' });
+      const counted: DeliveryOutcome = outcome.ok ? 'succeeded' : finished.retryAt ? 'retrying' : 'failed';
+      this.metrics.deliveries.inc({ outcome: counted });
       if (finished.trigger === AttemptTrigger.INITIAL) {
         this.metrics.deliveryLatency.observe((Date.now() - new Date(claim.created_at).getTime()) / 1000);
       }

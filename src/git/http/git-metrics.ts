@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Metrics } from '../../http/metrics.js';
+import type { GitOutcome, Metrics } from '../../http/metrics.js';
 import type { GitService, ServiceRun } from './transport.js';
 
 /**
@@ -10,8 +10,8 @@ import type { GitService, ServiceRun } from './transport.js';
  */
 const countedReads = new WeakMap<Socket, number>();
 
-/** How a fetch or push ended: as the dashboard groups them. */
-export type GitOutcome = 'ok' | 'refused' | 'failed' | 'aborted';
+/** How a fetch or push ended, as the dashboard groups them. */
+export type { GitOutcome };
 
 /**
  * The measure of one git request, recorded once when its response closes: its bytes on the wire,

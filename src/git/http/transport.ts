@@ -2,6 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Transform } from 'node:stream';
 import { DomainError } from '../../errors/domain-error.js';
+import type { GitService } from '../../http/metrics.js';
 import { GIT_STOP_GRACE_MS, underKernelBounds } from '../git-bounds.js';
 import { stoppedAt, type GitLimitExceeded } from '../run-git.js';
 import { environmentWithoutSecrets, serverGitEnvironment } from '../git-environment.js';
@@ -9,8 +10,8 @@ import { gitLauncher } from '../git-launcher-host.js';
 import { ClientPace } from './client-pace.js';
 import { bodyDecoder, ByteLimit, closeAfterAnswer, tooSlow, type RequestBody } from './request-body.js';
 
-/** The two smart-protocol services git clients ask for. */
-export type GitService = 'upload-pack' | 'receive-pack';
+/** The two smart-protocol services git clients ask for (named with the metrics that count them). */
+export type { GitService };
 
 export interface ServiceRun {
   /** Exit code of git (null when it was killed). */
