@@ -1,5 +1,5 @@
 import type { GraphiQLProps } from 'graphiql';
-import { messageOf } from './schema.js';
+import { postGraphQL } from './post-graphql.js';
 
 type Fetcher = GraphiQLProps['fetcher'];
 
@@ -13,13 +13,12 @@ const TOKEN_NEEDED = 'A token is needed: paste one into the Token field above th
  */
 export function serviceFetcher(token: string, onRefused: (problem: string) => void): Fetcher {
   return async (params, options) => {
-    const headers = new Headers({ 'content-type': 'application/json', accept: 'application/json' });
+    const headers = new Headers();
     for (const [name, value] of Object.entries(options?.headers ?? {})) headers.set(name, String(value));
     if (token) headers.set('authorization', `Bearer ${token}`);
     if (!headers.has('authorization')) return { errors: [{ message: TOKEN_NEEDED }] };
-    const response = await fetch('/graphql', { method: 'POST', headers, body: JSON.stringify(params) });
-    const body = await response.json().catch(() => ({ errors: [{ message: `${response.status} ${response.statusText}` }] }));
-    if (response.status === 401) onRefused(`The service refused this token: ${messageOf(body) ?? response.statusText}.`);
-    return body;
+    const answer = await postGraphQL(headers, params);
+    if (answer.refusal) onRefused(answer.refusal);
+    return answer.body ?? { errors: [{ message: answer.message }] };
   };
 }

@@ -21,7 +21,7 @@ type Props = {
 
 /** The Token field, and the notice under it saying what is missing or what the service refused. */
 export function TokenField({ onToken, ...state }: Props) {
-  const [value, setValue] = useState(() => sessionStorage.getItem(TOKEN_KEY) ?? '');
+  const [value, setValue] = useState(() => sessionStorage.getItem(TOKEN_KEY) ?? ''); // as typed, spaces and all
   useEffect(() => {
     const timer = setTimeout(() => onToken(value.trim()), SETTLE_MS);
     return () => clearTimeout(timer);
