@@ -22,6 +22,7 @@ export default {
   // the cores about 95% busy.
   // Servers are told apart by the port their own process reports (test/support/server.ts).
   maxWorkers: 3,
+  testSequencer: '<rootDir>/test/support/sequencer.js',
   testTimeout: 60_000,
   projects: [
     { ...common, displayName: 'unit', roots: ['<rootDir>/test/unit'] },
