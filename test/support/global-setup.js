@@ -22,6 +22,7 @@ export default async function globalSetup() {
     const database = await startEmbeddedPostgres(dir, log);
     process.env.CAIRN_TEST_DATABASE_URL = database.url;
     globalThis.__cairnTestCluster = { database, dir };
+    await withoutFsync(database.url);
   }
   await migrateTemplate(process.env.CAIRN_TEST_DATABASE_URL, log);
   process.env.CAIRN_TEST_TEMPLATE = TEMPLATE;
@@ -31,6 +32,24 @@ export default async function globalSetup() {
   shared.copyOutputTo(path.join(shared.dataDir, 'shared-output.log'));
   globalThis.__cairnSharedServer = shared;
   process.env.CAIRN_TEST_SHARED_SERVER = JSON.stringify(shared.describe());
+}
+
+/**
+ * The run's own cluster does not wait for the disk at each commit: it lives only as long as the run,
+ * and the machine does not crash under it. Killing its processes (as the fault tests do) loses
+ * nothing: a commit has written its WAL to the kernel before it answers, and PostgreSQL's crash
+ * recovery replays it. Tests of a database that must survive run their own (a data dir's embedded
+ * one), with PostgreSQL's defaults.
+ */
+async function withoutFsync(clusterUrl) {
+  const admin = new pg.Client({ connectionString: clusterUrl.replace(/\/[^/]*$/, '/postgres') });
+  await admin.connect();
+  try {
+    await admin.query('ALTER SYSTEM SET fsync = off');
+    await admin.query('SELECT pg_reload_conf()');
+  } finally {
+    await admin.end();
+  }
 }
 
 /**
