@@ -92,6 +92,32 @@ describe('documents that cost more than their size are refused at once', () => {
     expect(tooLarge.status).toBe(413);
   });
 
+  test('one document is costed again for each page size and @include its variables ask for, and each wrong variable is refused', async () => {
+    // 100 repositories × 100 issues is over the cost limit; 10 × 10, or the issues skipped, is not.
+    const query = `query($repositories: Int, $issues: Int, $deep: Boolean!) { repositories(limit: $repositories) {
+      nodes { name issues(limit: $issues) @include(if: $deep) { nodes { title } } } } }`;
+    const small = { repositories: 10, issues: 10, deep: true };
+    const answered = async (variables: Record<string, unknown>) => {
+      const res = await user.graphql(query, variables);
+      expect(res).toMatchObject({ status: 200, data: { repositories: { nodes: expect.any(Array) } } });
+      expect(res.errors).toBeUndefined();
+    };
+    const overCost = /^query cost \d+ exceeds the limit of 20000$/;
+    for (let round = 0; round < 2; round++) {
+      await answered(small);
+      const large = await user.graphql(query, { repositories: 100, issues: 100, deep: true });
+      expect(large.status).toBe(400);
+      expect(large.errors![0]).toMatchObject({ message: expect.stringMatching(overCost), extensions: { code: 'BAD_REQUEST' } });
+      await answered({ repositories: 100, issues: 100, deep: false });
+      const wrong = await user.graphql(query, { ...small, issues: 'ten' });
+      expect(wrong.status).toBe(400);
+      expect(wrong.errors![0]).toMatchObject({ message: expect.stringContaining('$issues'), extensions: { code: 'BAD_USER_INPUT' } });
+      const missing = await user.graphql(query, { repositories: 10 });
+      expect(missing.status).toBe(400);
+      expect(missing.errors![0]).toMatchObject({ message: expect.stringContaining('$deep'), extensions: { code: 'BAD_USER_INPUT' } });
+    }
+  });
+
   test('a mutation has at most 10 fields at its root, refused before any runs', async () => {
     const tokens = async () => (await user.gql('{ accessTokens { id } }')).accessTokens.length;
     const before = await tokens();

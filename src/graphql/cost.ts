@@ -1,5 +1,16 @@
 import type { ApolloServerPlugin } from '@apollo/server';
-import { getNullableType, GraphQLError, isListType, type DocumentNode, type GraphQLObjectType, type GraphQLSchema } from 'graphql';
+import {
+  getNullableType,
+  getVariableValues,
+  GraphQLError,
+  isListType,
+  Kind,
+  visit,
+  type DocumentNode,
+  type GraphQLObjectType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from 'graphql';
 import { createRequire } from 'node:module';
 import type { ComplexityEstimator, getComplexity as GetComplexity } from 'graphql-query-complexity';
 import { DomainError } from '../errors/domain-error.js';
@@ -46,21 +57,67 @@ const pageAwareEstimator: ComplexityEstimator = ({ type, field, args, childCompl
  * Estimated cost of an operation, for the cost limit. It walks the operation with its fragments
  * expanded, which validation bounded (MAX_SELECTIONS, counted without expanding): the walk stops
  * there too, so no document makes it long.
+ *
+ * The walk is as long as the document, and clients send the same documents again and again with
+ * other ids: a cost is kept per document (Apollo hands the same parsed document for the same text)
+ * and per value of the variables it depends on — those given as a `limit` or to `@include`/`@skip`.
+ * Every request's variables are still coerced first, as the walk would, so a wrong one is refused
+ * as before.
  */
 function operationCost(
   schema: GraphQLSchema,
   document: DocumentNode,
+  operation: OperationDefinitionNode,
   operationName: string | undefined,
   variables: Record<string, unknown>,
 ): number {
-  return getComplexity({
-    schema,
-    query: document,
-    operationName,
-    variables,
-    estimators: [pageAwareEstimator],
-    maxQueryNodes: MAX_SELECTIONS + 1,
+  const { coerced, errors } = getVariableValues(schema, operation.variableDefinitions ?? [], variables);
+  if (errors?.length) throw errors[errors.length - 1]!;
+  const known = costsOf(document);
+  const key = `${operationName ?? ''}\u0000${JSON.stringify(known.variables.map((name) => coerced![name]))}`;
+  let cost = known.costs.get(key);
+  if (cost === undefined) {
+    cost = getComplexity({
+      schema,
+      query: document,
+      operationName,
+      variables,
+      estimators: [pageAwareEstimator],
+      maxQueryNodes: MAX_SELECTIONS + 1,
+    });
+    if (known.costs.size >= COSTS_PER_DOCUMENT) known.costs.clear();
+    known.costs.set(key, cost);
+  }
+  return cost;
+}
+
+/** Costs kept for one document, by operation and values of `variables`; at most this many. */
+const COSTS_PER_DOCUMENT = 64;
+const documentCosts = new WeakMap<DocumentNode, { variables: string[]; costs: Map<string, number> }>();
+
+function costsOf(document: DocumentNode): { variables: string[]; costs: Map<string, number> } {
+  let known = documentCosts.get(document);
+  if (!known) {
+    known = { variables: [...costVariables(document)].sort(), costs: new Map() };
+    documentCosts.set(document, known);
+  }
+  return known;
+}
+
+/**
+ * The variables a cost can depend on: those in a `limit` argument (a page's size, pageAwareEstimator)
+ * or in a directive's `if` (a skipped selection costs nothing). Any other variable names what is
+ * read, not how much.
+ */
+function costVariables(document: DocumentNode): Set<string> {
+  const names = new Set<string>();
+  visit(document, {
+    [Kind.ARGUMENT](argument) {
+      if (argument.name.value !== 'limit' && argument.name.value !== 'if') return;
+      visit(argument.value, { [Kind.VARIABLE]: (variable) => void names.add(variable.name.value) });
+    },
   });
+  return names;
 }
 
 /**
@@ -85,7 +142,7 @@ export function costLimit<C extends object>(schema: GraphQLSchema, onOperationCo
           if (!operation) return; // no such operation in the document: Apollo refuses it next
           let cost: number;
           try {
-            cost = operationCost(schema, document, request.operationName ?? undefined, request.variables ?? {});
+            cost = operationCost(schema, document, operation, request.operationName ?? undefined, request.variables ?? {});
           } catch (error) {
             // Costing coerces the variables first: a wrong type or a missing required variable is the
             // client's mistake (execution would say the same), not a server error.

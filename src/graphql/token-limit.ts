@@ -3,8 +3,31 @@ import type { NextFunction, Request, Response } from 'express';
 import { DomainError } from '../errors/domain-error.js';
 import { MAX_TOKENS } from './limits.js';
 
+/**
+ * Documents lexed and found within the limit, most recently seen last. Clients send the same few
+ * documents over and over (their operations differ by variables), and lexing one costs as much as
+ * the rest of a small query's checks: a document seen before is not lexed again. Bounded in entries
+ * and in the length of what it keeps: at most KNOWN_MOST × KNOWN_LONGEST characters.
+ */
+const withinLimit = new Map<string, true>();
+const KNOWN_MOST = 256;
+const KNOWN_LONGEST = 8 * 1024;
+
 /** Whether a document has more than MAX_TOKENS tokens; the lexer stops at the first one past it. */
 function tooManyTokens(source: string): boolean {
+  if (withinLimit.delete(source)) {
+    withinLimit.set(source, true);
+    return false;
+  }
+  const exceeded = lexedPastLimit(source);
+  if (!exceeded && source.length <= KNOWN_LONGEST) {
+    if (withinLimit.size >= KNOWN_MOST) withinLimit.delete(withinLimit.keys().next().value!);
+    withinLimit.set(source, true);
+  }
+  return exceeded;
+}
+
+function lexedPastLimit(source: string): boolean {
   let exceeded = false;
   try {
     const parser = new MaxTokensParserWLexer(source, { n: MAX_TOKENS, onReject: [() => (exceeded = true)], propagateOnRejection: true });
