@@ -29,6 +29,20 @@ describe('GraphQL API', () => {
     expect(viewer.type).toEqual({ kind: 'NON_NULL', ofType: { name: 'User' } });
   });
 
+  test("an answer is the viewer's own and is not stored by caches, over POST and GET alike", async () => {
+    const auth = { authorization: `Bearer ${user.token}` };
+    const posted = await fetch(`${server.url}/graphql`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ viewer { login } }' }),
+    });
+    expect(posted.status).toBe(200);
+    expect(posted.headers.get('cache-control')).toBe('no-store');
+    const got = await fetch(`${server.url}/graphql?query=${encodeURIComponent('{ viewer { login } }')}`, { headers: auth });
+    expect(await got.json()).toEqual({ data: { viewer: { login: 'gq' } } });
+    expect(got.headers.get('cache-control')).toBe('no-store');
+  });
+
   test('repositories and issues through GraphQL, with the same data as REST', async () => {
     const { createRepository } = await user.gql(
       'mutation { createRepository(input: {name: "gql-repo", private: true, autoInit: true}) { id fullName empty private cloneUrl owner { login } } }',

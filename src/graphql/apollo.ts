@@ -1,6 +1,6 @@
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerValidationErrorCode, unwrapResolverError } from '@apollo/server/errors';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { GraphQLError, Kind, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import type { Logger } from '../logger.js';
 import { ANSWERS } from '../errors/answers.js';
@@ -86,8 +86,11 @@ export async function startApollo<C extends { em: EntityManager }>(
     validationRules: validationLimits(),
     formatError: (formatted, error) => maskError(formatted, error, log),
     // Apollo's default landing page loads its hosted Sandbox from a CDN; the service serves its own IDE (graphiql/serve.ts).
+    // Its cache-control plugin, on by default, wraps every field's resolver to gather cache hints,
+    // which no type declares and no response carries: off, a field runs its resolver directly.
     plugins: [
       ApolloServerPluginLandingPageDisabled(),
+      ApolloServerPluginCacheControlDisabled(),
       costLimit<C>(schema, options.onOperationCost),
       readOnlyQueries<C>(),
       faultStatus<C>(),

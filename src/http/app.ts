@@ -63,6 +63,15 @@ const graphqlBody: RequestHandler = (req, res, next) => {
 };
 
 /**
+ * What Apollo answers is a viewer's own data, never to be kept by a cache: `no-store`, as Apollo's
+ * cache-control plugin said of every answer before it was turned off (apollo.ts).
+ */
+const noStore: RequestHandler = (_req, res, next) => {
+  res.setHeader('cache-control', 'no-store');
+  next();
+};
+
+/**
  * Route order: operations endpoints and the GraphQL IDE's page and assets (no token), git (own
  * auth), GraphQL behind a bearer token, then the mounted routers.
  */
@@ -122,6 +131,7 @@ export function createApp<C extends object>({
     rateLimited((res) => rateLimits.arrival(viewerOf(res)), sendGraphQLError),
     graphqlBody,
     tokenLimit(sendGraphQLError),
+    noStore,
     expressMiddleware(apollo, { context: async ({ res }) => context(res) }),
   );
 
