@@ -187,7 +187,8 @@ cat > "$report.tmp" && mv "$report.tmp" "$report"
  */
 const REFERENCE_TRANSACTION = `#!/bin/sh
 # Cairn: refuses ref changes made under a repository lock taken from its holder (src/git/hooks.ts).
-cat > /dev/null
+# The refs on stdin are not read: git ignores the hook's closing it (EPIPE), and a push of N refs runs
+# this hook twice per ref, so one process less each time (a cat) is 2N fewer per push.
 [ "$1" = prepared ] || exit 0
 token=$${LOCK_TOKEN_ENV}
 [ -n "$token" ] || exit 0
