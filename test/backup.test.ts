@@ -3,11 +3,10 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import pg from 'pg';
 import { adminClient, Client, createUser } from './support/client.js';
 import { GitSandbox, remoteUrl } from './support/git.js';
 import { eventually, Receiver } from './support/receiver.js';
-import { CairnServer, makeDataDir, ROOT } from './support/server.js';
+import { CairnServer, makeDataDir, onCluster, ROOT } from './support/server.js';
 
 /**
  * `cairn backup` and `cairn restore` as an operator runs them: the real CLI beside a real Cairn on
@@ -291,13 +290,3 @@ test('a backup whose rows do not load: the restore fails, exit 1, and leaves nei
   expect(await listing(target)).toEqual([]);
   await fs.rm(target, { recursive: true, force: true });
 });
-
-async function onCluster(clusterUrl: string, statement: string): Promise<void> {
-  const admin = new pg.Client({ connectionString: clusterUrl.replace(/\/[^/]*$/, '/postgres') });
-  await admin.connect();
-  try {
-    await admin.query(statement);
-  } finally {
-    await admin.end();
-  }
-}

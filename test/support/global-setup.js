@@ -3,12 +3,11 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { ENTITIES } from '../../dist/src/capabilities.js';
 import { startEmbeddedPostgres } from '../../dist/src/db/embedded-postgres.js';
 import { openDatabase } from '../../dist/src/db/orm.js';
 import { createLogger } from '../../dist/src/logger.js';
-import { CairnServer } from '../../dist/test/support/server.js';
+import { CairnServer, onCluster } from '../../dist/test/support/server.js';
 
 /** The database every test server's own database is copied from (test/support/server.ts): the schema, migrated once per run. */
 const TEMPLATE = 'cairn_test_template';
@@ -22,7 +21,11 @@ export default async function globalSetup() {
     const database = await startEmbeddedPostgres(dir, log);
     process.env.CAIRN_TEST_DATABASE_URL = database.url;
     globalThis.__cairnTestCluster = { database, dir };
-    await withoutFsync(database.url);
+    // The run's own cluster does not wait for the disk at each commit: it lives as long as the run.
+    // Killing its processes (as fault tests do) loses nothing: a commit has handed its WAL to the
+    // kernel before it answers, and crash recovery replays it. Tests of a database that must
+    // survive a crash start their own (a data dir's embedded one), with PostgreSQL's defaults.
+    await onCluster(database.url, 'ALTER SYSTEM SET fsync = off', 'SELECT pg_reload_conf()');
   }
   await migrateTemplate(process.env.CAIRN_TEST_DATABASE_URL, log);
   process.env.CAIRN_TEST_TEMPLATE = TEMPLATE;
@@ -35,36 +38,11 @@ export default async function globalSetup() {
 }
 
 /**
- * The run's own cluster does not wait for the disk at each commit: it lives only as long as the run,
- * and the machine does not crash under it. Killing its processes (as the fault tests do) loses
- * nothing: a commit has written its WAL to the kernel before it answers, and PostgreSQL's crash
- * recovery replays it. Tests of a database that must survive run their own (a data dir's embedded
- * one), with PostgreSQL's defaults.
- */
-async function withoutFsync(clusterUrl) {
-  const admin = new pg.Client({ connectionString: clusterUrl.replace(/\/[^/]*$/, '/postgres') });
-  await admin.connect();
-  try {
-    await admin.query('ALTER SYSTEM SET fsync = off');
-    await admin.query('SELECT pg_reload_conf()');
-  } finally {
-    await admin.end();
-  }
-}
-
-/**
  * Migrating a new database is a good part of a service's start; the template is migrated once
  * (afresh each run: an earlier run's may predate a migration) and every server's database is a copy.
  */
 async function migrateTemplate(clusterUrl, log) {
-  const admin = new pg.Client({ connectionString: clusterUrl.replace(/\/[^/]*$/, '/postgres') });
-  await admin.connect();
-  try {
-    await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE} WITH (FORCE)`);
-    await admin.query(`CREATE DATABASE ${TEMPLATE}`);
-  } finally {
-    await admin.end();
-  }
+  await onCluster(clusterUrl, `DROP DATABASE IF EXISTS ${TEMPLATE} WITH (FORCE)`, `CREATE DATABASE ${TEMPLATE}`);
   const orm = await openDatabase(clusterUrl.replace(/\/[^/]*$/, `/${TEMPLATE}`), log, ENTITIES);
   await orm.close(); // a template is copied only while nothing is connected to it
 }

@@ -359,24 +359,26 @@ function clusterUrl(): string {
 
 async function createTestDatabase(): Promise<string> {
   const name = `cairn_test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: clusterUrl().replace(/\/[^/]*$/, '/postgres') });
-  await admin.connect();
-  try {
-    // A copy of the schema the global setup migrated (test/support/global-setup.js), else an empty one.
-    const template = process.env.CAIRN_TEST_TEMPLATE;
-    await admin.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
-  } finally {
-    await admin.end();
-  }
+  // A copy of the schema the global setup migrated (test/support/global-setup.js), else an empty one.
+  const template = process.env.CAIRN_TEST_TEMPLATE;
+  await onCluster(clusterUrl(), `CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
   return clusterUrl().replace(/\/[^/]*$/, `/${name}`);
 }
 
 async function dropTestDatabase(url: string): Promise<void> {
-  const name = url.slice(url.lastIndexOf('/') + 1);
-  const admin = new pg.Client({ connectionString: url.replace(/\/[^/]*$/, '/postgres') });
+  await onCluster(url, `DROP DATABASE IF EXISTS ${url.slice(url.lastIndexOf('/') + 1)} WITH (FORCE)`);
+}
+
+/**
+ * Runs `statements` one after the other on the cluster `databaseUrl` is on (the URL of any of its
+ * databases), connected to its `postgres` database as that URL's user: for what no database's own
+ * connection may do (create or drop a database, change the cluster's settings).
+ */
+export async function onCluster(databaseUrl: string, ...statements: string[]): Promise<void> {
+  const admin = new pg.Client({ connectionString: databaseUrl.replace(/\/[^/]*$/, '/postgres') });
   await admin.connect();
   try {
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    for (const statement of statements) await admin.query(statement);
   } finally {
     await admin.end();
   }
