@@ -36,13 +36,21 @@ const readsSchema = (parent: { name: string }, field: { name: string }) =>
  * Introspection fields have no base cost — no database, no git — but their lists count like any
  * unpaged list: what they cost is the size of the answer, which nesting lists in lists multiplies.
  */
+/**
+ * The only argument whose value the estimate reads: a page's size. The costs kept per document
+ * (operationCost) are keyed by the variables given to it, so an estimate that read another argument
+ * would have to be named here too.
+ */
+const PAGE_SIZE = 'limit';
+
 const pageAwareEstimator: ComplexityEstimator = ({ type, field, args, childComplexity }) => {
   const children = Math.max(childComplexity, 1);
   const isList = isListType(getNullableType(field.type));
   if (readsSchema(type, field)) return isList ? UNPAGED_LIST_SIZE * children : childComplexity;
   const base = typeof field.extensions?.cost === 'number' ? field.extensions.cost : 1;
-  if (field.args.some((arg) => arg.name === 'limit')) {
-    const limit = typeof args.limit === 'number' ? Math.min(Math.max(args.limit, 0), MAX_LIMIT) : DEFAULT_LIMIT;
+  if (field.args.some((arg) => arg.name === PAGE_SIZE)) {
+    const given: unknown = args[PAGE_SIZE];
+    const limit = typeof given === 'number' ? Math.min(Math.max(given, 0), MAX_LIMIT) : DEFAULT_LIMIT;
     return base + limit * children;
   }
   // A connection's `nodes` is the page its paged parent field already counted.
@@ -98,26 +106,26 @@ const documentCosts = new WeakMap<DocumentNode, { variables: string[]; costs: Ma
 function costsOf(document: DocumentNode): { variables: string[]; costs: Map<string, number> } {
   let known = documentCosts.get(document);
   if (!known) {
-    known = { variables: [...costVariables(document)].sort(), costs: new Map() };
+    known = { variables: costVariables(document), costs: new Map() };
     documentCosts.set(document, known);
   }
   return known;
 }
 
 /**
- * The variables a cost can depend on: those in a `limit` argument (a page's size, pageAwareEstimator)
- * or in a directive's `if` (a skipped selection costs nothing). Any other variable names what is
- * read, not how much.
+ * The variables a cost can depend on, in name order: those given as a page's size (PAGE_SIZE) or as
+ * a directive's `if` (`@include`/`@skip`: a skipped selection costs nothing). Any other variable
+ * names what is read, not how much.
  */
-function costVariables(document: DocumentNode): Set<string> {
+function costVariables(document: DocumentNode): string[] {
   const names = new Set<string>();
   visit(document, {
     [Kind.ARGUMENT](argument) {
-      if (argument.name.value !== 'limit' && argument.name.value !== 'if') return;
+      if (argument.name.value !== PAGE_SIZE && argument.name.value !== 'if') return;
       visit(argument.value, { [Kind.VARIABLE]: (variable) => void names.add(variable.name.value) });
     },
   });
-  return names;
+  return [...names].sort();
 }
 
 /**
