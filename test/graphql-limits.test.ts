@@ -92,6 +92,19 @@ describe('documents that cost more than their size are refused at once', () => {
     expect(tooLarge.status).toBe(413);
   });
 
+  test('a document over the token limit is refused each time it comes, and one within it answered each time', async () => {
+    const within = `{ viewer { ${'login '.repeat(400)}} }`;
+    const over = `{ viewer { ${'login '.repeat(1100)}} }`;
+    for (let round = 0; round < 2; round++) {
+      expect(await user.graphql(within)).toMatchObject({ status: 200, data: { viewer: { login: 'limits' } } });
+      const refused = await user.graphql(over);
+      expect(refused.status).toBe(400);
+      expect(refused.errors).toEqual([
+        { message: 'the document has more than 1000 tokens (the limit)', extensions: { code: 'BAD_REQUEST' } },
+      ]);
+    }
+  });
+
   test('one document is costed again for each page size and @include its variables ask for, and each wrong variable is refused', async () => {
     // 100 repositories × 100 issues is over the cost limit; 10 × 10, or the issues skipped, is not.
     const query = `query($repositories: Int, $issues: Int, $deep: Boolean!) { repositories(limit: $repositories) {

@@ -70,21 +70,28 @@ test('git push delivers signed push, branch_create and tag_create webhooks', asy
  * once, and the push stays fast (it used to cost a git process per ref and
  * a unit-of-work flush per event, both growing with the push).
  */
-test('one push of 1,200 tags records 2,400 events in order and delivers each subscribed one once', async () => {
-  const owner = await createUser(adminClient(server), 'mirror', ['repo', 'admin:repo_hook']);
-  const repo = (await owner.post('/repos', { name: 'tags' })).body;
-  await owner.post(`/repos/${repo.id}/webhooks`, { url: receiver.url('/tags'), events: ['tag_create'] });
-  const work = await sandbox.init('tags');
+/**
+ * A repository with main pushed, and `count` tags in a clone not pushed yet: half name the commit
+ * already pushed, half a new one, written as packed refs in one go.
+ */
+async function unpushedTags(login: string, name: string, count: number) {
+  const owner = await createUser(adminClient(server), login, ['repo', 'admin:repo_hook']);
+  const repo = (await owner.post('/repos', { name })).body;
+  const work = await sandbox.init(name);
   const old = await sandbox.commit(work, 'old', { 'a.txt': 'a\n' });
-  const url = remoteUrl(server, 'mirror', 'tags', owner.token);
+  const url = remoteUrl(server, login, name, owner.token);
   await sandbox.git(['push', '--quiet', url, 'main'], { cwd: work });
   const fresh = await sandbox.commit(work, 'fresh', { 'b.txt': 'b\n' });
-
-  // Half the tags name the commit already pushed, half a new one; written as packed refs in one go.
-  const names = Array.from({ length: 1200 }, (_, i) => `t${String(i).padStart(4, '0')}`);
+  const names = Array.from({ length: count }, (_, i) => `t${String(i).padStart(4, '0')}`);
   const target = (i: number) => (i % 2 ? fresh : old);
-  const packed = names.map((name, i) => `${target(i)} refs/tags/${name}`).join('\n') + '\n';
+  const packed = names.map((tag, i) => `${target(i)} refs/tags/${tag}`).join('\n') + '\n';
   await fs.writeFile(path.join(work, '.git', 'packed-refs'), packed);
+  return { owner, repo, work, url, names, target };
+}
+
+test('one push of 1,200 tags records 2,400 events in order and delivers each subscribed one once', async () => {
+  const { owner, repo, work, url, names, target } = await unpushedTags('mirror', 'tags', 1200);
+  await owner.post(`/repos/${repo.id}/webhooks`, { url: receiver.url('/tags'), events: ['tag_create'] });
   const started = Date.now();
   await sandbox.git(['push', '--quiet', url, '--tags'], { cwd: work });
   const pushMs = Date.now() - started;
@@ -105,4 +112,19 @@ test('one push of 1,200 tags records 2,400 events in order and delivers each sub
   expect(receiver.at('/tags')).toHaveLength(1200);
   expect(new Set(got.map((r) => r.headers['x-cairn-delivery'])).size).toBe(1200);
   expect(got.map((r) => r.body.ref_name).sort()).toEqual(names);
+}, 120_000);
+
+/**
+ * An atomic push is one ref transaction: git hands its reference-transaction hook every ref on
+ * stdin at once, 1,000 of them here (about 100 KB, more than a pipe holds), and the hook reads none
+ * of them. git must neither stall nor fail the push on that: every tag lands, with its events.
+ */
+test('an atomic push of 1,000 tags lands whole though the ref hook reads none of them', async () => {
+  const { repo, work, url, names } = await unpushedTags('atomic-mirror', 'atomic-tags', 1000);
+  const pushed = await sandbox.run(['push', '--atomic', url, '--tags'], { cwd: work });
+  expect(pushed.code).toBe(0);
+  const listed = await sandbox.git(['ls-remote', '--tags', url]);
+  expect(listed.trim().split('\n')).toHaveLength(1000);
+  const created = (await eventsOf(server, repo.id)).filter((e) => e.type === 'tag_create');
+  expect(created.map((e) => e.payload.ref_name)).toEqual(names);
 }, 120_000);
