@@ -15,8 +15,9 @@ interface LabelRow {
   updated_at: Date;
 }
 
+/** A label read: built on its prototype, not its constructor, which would make a new id and dates to throw away. */
 const labelOf = (row: LabelRow): Label =>
-  Object.assign(new Label(), {
+  Object.assign(Object.create(Label.prototype) as Label, {
     id: row.id,
     repositoryId: row.repository_id,
     name: row.name,
