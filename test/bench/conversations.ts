@@ -7,6 +7,9 @@
  *    median of each round's ratio.
  *  - A GraphQL query for pull requests with their labels, assignees and last 5 reviews, for 30 and for
  *    3 of them: the SQL statements each sent (`Server-Timing: sql;count=N`), which must be equal.
+ *  - A pull-request list page as a GraphQL frontend asks for it (30 pull requests with their labels,
+ *    assignees and review counts) side by side with the REST list of the same 30
+ *    (`GET …/pulls?limit=30`), in alternating rounds: the median of each round's ratio.
  * Medians over several rounds; prints a table and a JSON line.
  */
 import os from 'node:os';
@@ -23,6 +26,10 @@ const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const LISTED = 10_000;
 const OFFSET = 9_900;
+
+/** A pull-request list as a frontend renders it: who, labels, assignees, how many reviews. */
+const PULL_LIST_PAGE = `query($id: ID!) { repository(id: $id) { pullRequests(limit: 30) { totalCount hasMore nodes {
+  id number title state draft createdAt updatedAt user { login } labels { name color } assignees { login } reviews { totalCount } } } } }`;
 
 const run = (options: autocannon.Options, duration = DURATION) => autocannon({ ...options, connections: CONNECTIONS, duration });
 const failures = (r: autocannon.Result) => r.errors + r.timeouts + r.non2xx;
@@ -97,14 +104,38 @@ try {
   );
 
   // (c) Statements of a page of pull requests with their labels, assignees and last 5 reviews.
-  const statements = await pullPageStatements(admin, server);
+  const pulls = await pullsWithConversations(admin, server);
+  const statements = { few: await pulls.statementsFor(3), many: await pulls.statementsFor(30) };
+
+  // (d) A list page of 30 pull requests: GraphQL beside REST.
+  const lists = [
+    { name: 'REST GET …/pulls?limit=30', options: { url: `${server.url}/repos/${pulls.repoId}/pulls?limit=30`, headers: pulls.auth } },
+    {
+      name: 'GraphQL page of 30 pull requests',
+      options: {
+        url: `${server.url}/graphql`,
+        method: 'POST' as const,
+        headers: { ...pulls.auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ query: PULL_LIST_PAGE, variables: { id: pulls.repoId } }),
+      },
+    },
+  ];
+  const listSamples = lists.map(() => [] as autocannon.Result[]);
+  for (const target of lists) await run(target.options, 2); // warm-up
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, target] of lists.entries()) listSamples[i]!.push(await run(target.options));
+  }
+  const listRatio = pairedRatio(
+    listSamples[1]!.map((r) => r.requests.average),
+    listSamples[0]!.map((r) => r.requests.average),
+  );
 
   const creation = {
     rps: Math.round(median(creations.map((r) => r.requests.average))),
     p99: median(creations.map((r) => r.latency.p99)),
     failed: creations.reduce((sum, r) => sum + failures(r), 0),
   };
-  const pages = samples.map((results) => ({
+  const pages = [...samples, ...listSamples].map((results) => ({
     rps: Math.round(median(results.map((r) => r.requests.average))),
     p99: median(results.map((r) => r.latency.p99)),
     failed: results.reduce((sum, r) => sum + failures(r), 0),
@@ -116,14 +147,15 @@ try {
   console.log('target                                               req/s    p99 ms   failed');
   for (const [name, r] of [
     ['REST POST …/issues/:n/comments', creation],
-    ...reads.map((target, i) => [target.name, pages[i]!] as const),
+    ...[...reads, ...lists].map((target, i) => [target.name, pages[i]!] as const),
   ] as const) {
     console.log(`${name.padEnd(52)} ${String(r.rps).padStart(6)}   ${String(r.p99).padStart(6)}   ${r.failed}`);
   }
   console.log(
     `\ncomments ${counted!.comments}, issue_comment events ${counted!.events}; comments page vs issues page at offset ${OFFSET}: ` +
       `${pageRatio.toFixed(2)}×; GraphQL page of pull requests with labels, assignees, last 5 reviews: ` +
-      `${statements.few} statements for 3, ${statements.many} for 30\n`,
+      `${statements.few} statements for 3, ${statements.many} for 30; GraphQL page of 30 pull requests vs REST list: ` +
+      `${listRatio.toFixed(2)}×\n`,
   );
   if (counted!.events !== counted!.comments || creation.failed || pages.some((p) => p.failed) || statements.few !== statements.many) {
     failed = true;
@@ -138,6 +170,9 @@ try {
       events: counted!.events,
       issuesPageRps: pages[0]!.rps,
       commentsPageRps: pages[1]!.rps,
+      restPullsListRps: pages[2]!.rps,
+      graphqlPullsPageRps: pages[3]!.rps,
+      graphqlPullsPageVsRest: listRatio,
       commentsVsIssuesPage: pageRatio,
       statementsFor3Pulls: statements.few,
       statementsFor30Pulls: statements.many,
@@ -151,10 +186,10 @@ try {
 if (failed) process.exit(1);
 
 /**
- * 30 pull requests, each with two labels, an assignee and six reviews, then the statements of one
- * GraphQL query for 3 of them and for 30.
+ * 30 pull requests, each with two labels, an assignee and six reviews; `statementsFor(n)` counts the
+ * statements of one GraphQL query for n of them with their labels, assignees and last 5 reviews.
  */
-async function pullPageStatements(admin: Client, on: CairnServer): Promise<{ few: number; many: number }> {
+async function pullsWithConversations(admin: Client, on: CairnServer) {
   const owner = await createUser(admin, 'bench-owner');
   const reviewer = await createUser(admin, 'bench-reviewer');
   const repo = await PullRepo.create(on, git, owner, 'pulls-page', { 'a.txt': 'a\n' });
@@ -169,12 +204,13 @@ async function pullPageStatements(admin: Client, on: CairnServer): Promise<{ few
     await owner.post(`/repos/${repo.id}/issues/${number}/assignees`, { assignees: [reviewer.login] });
     for (let r = 0; r < 6; r++) await reviewer.post(`/repos/${repo.id}/pulls/${number}/reviews`, { event: 'COMMENT', body: `pass ${r}` });
   }
+  const auth = { authorization: `Bearer ${owner.token}` };
   const query = `query($id: ID!, $limit: Int) { repository(id: $id) { pullRequests(limit: $limit) { nodes {
     number title labels { name color } assignees { login } reviews(limit: 5) { totalCount nodes { state body user { login } } } } } } }`;
   const statementsFor = async (limit: number) => {
     const res = await fetch(`${on.url}/graphql`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${owner.token}`, 'content-type': 'application/json' },
+      headers: { ...auth, 'content-type': 'application/json' },
       body: JSON.stringify({ query, variables: { id: repo.id, limit } }),
     });
     const body = (await res.json()) as { errors?: unknown; data?: { repository: { pullRequests: { nodes: unknown[] } } } };
@@ -182,5 +218,5 @@ async function pullPageStatements(admin: Client, on: CairnServer): Promise<{ few
       throw new Error(`page of ${limit}: ${JSON.stringify(body)}`);
     return Number(/sql;count=(\d+)/.exec(res.headers.get('server-timing') ?? '')?.[1]);
   };
-  return { few: await statementsFor(3), many: await statementsFor(30) };
+  return { repoId: repo.id as string, auth, statementsFor };
 }
