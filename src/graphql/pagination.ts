@@ -1,3 +1,4 @@
+import { Kind, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
 import { ArgsType, Field, Int, ObjectType } from 'type-graphql';
 import type { ClassType } from 'type-graphql';
 import { DomainError } from '../errors/domain-error.js';
@@ -39,6 +40,30 @@ export interface Connection<T> {
 
 export function connection<T>(nodes: T[], totalCount: number, page: Page): Connection<T> {
   return { nodes, totalCount, limit: page.limit, offset: page.offset, hasMore: page.offset + nodes.length < totalCount };
+}
+
+/**
+ * The page a connection field loads: the page asked for, or none of its items when the query
+ * selects only the connection's counts (`reviews { totalCount }` on each of 30 pull requests counts
+ * them; it loads no review). `asked` then restores the page asked for around the count.
+ */
+export function pageToLoad(page: Page, info: GraphQLResolveInfo): Page {
+  return info.fieldNodes.some((field) => selects(field.selectionSet, 'nodes', info)) ? page : { limit: 0, offset: page.offset };
+}
+
+/** A connection loaded with `pageToLoad`, answered as the page asked for (its limit, whether more follow). */
+export function asked<T>(loaded: Connection<T>, page: Page): Connection<T> {
+  if (loaded.limit === page.limit) return loaded;
+  return { ...loaded, limit: page.limit, hasMore: page.offset + page.limit < loaded.totalCount };
+}
+
+/** Whether a selection set selects the field `name`, directly or through fragments (whatever their directives say). */
+function selects(set: SelectionSetNode | undefined, name: string, info: GraphQLResolveInfo): boolean {
+  return (set?.selections ?? []).some((selection) => {
+    if (selection.kind === Kind.FIELD) return selection.name.value === name;
+    if (selection.kind === Kind.INLINE_FRAGMENT) return selects(selection.selectionSet, name, info);
+    return selects(info.fragments[selection.name.value]?.selectionSet, name, info);
+  });
 }
 
 /** Builds the GraphQL type of a paginated list of `T` (the REST envelope's source). */

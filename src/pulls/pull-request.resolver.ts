@@ -1,11 +1,12 @@
-import { Arg, Args, Ctx, Extensions, FieldResolver, Int, Mutation, Resolver, Root, UseMiddleware } from 'type-graphql';
+import { Arg, Args, Ctx, Extensions, FieldResolver, Info, Int, Mutation, Resolver, Root, UseMiddleware } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
 import { ConversationFilterArgs } from '../conversations/conversation-filter.js';
 import { CreatesContent } from '../ratelimit/creates-content.js';
 import type { ResolverContext } from '../graphql/context.js';
 import { CommitConnection } from '../git/git.types.js';
 import { batchLoader } from '../graphql/batch-loader.js';
 import { GIT_FIELD_COST } from '../graphql/limits.js';
-import { ConnectionType, PageArgs, resolvePage } from '../graphql/pagination.js';
+import { asked, ConnectionType, PageArgs, pageToLoad, resolvePage } from '../graphql/pagination.js';
 import { Repository } from '../repositories/repository.entity.js';
 import { PullRequestFile } from './pull-request.git.js';
 import {
@@ -86,11 +87,13 @@ export class PullRequestResolver {
   }
 
   @FieldResolver(() => ReviewConnection, { description: 'Reviews, newest first. The reviews of a page of pull requests load together.' })
-  reviews(@Root() pr: PullRequestView, @Args(() => PageArgs) args: PageArgs, @Ctx() ctx: Context) {
+  async reviews(@Root() pr: PullRequestView, @Args(() => PageArgs) args: PageArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
     const page = resolvePage(args);
-    return batchLoader(ctx, `reviews:${page.limit}:${page.offset}`, (ids: readonly string[]) =>
-      ctx.services.pulls.reviews(ctx.em, ids, page),
+    const load = pageToLoad(page, info);
+    const loaded = await batchLoader(ctx, `reviews:${load.limit}:${load.offset}`, (ids: readonly string[]) =>
+      ctx.services.pulls.reviews(ctx.em, ids, load),
     ).load(pr.id);
+    return asked(loaded, page);
   }
 }
 
