@@ -1,4 +1,4 @@
-import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
+import type { CompiledQuery } from 'graphql-jit';
 import {
   getNullableType,
   getOperationAST,
@@ -15,6 +15,7 @@ import type { RequestContext } from '../src/context.js';
 import { NotAList, resultShape, toGraphQLValue, toRest, variableTypes } from './convert.js';
 import { DomainError } from '../src/errors/domain-error.js';
 import { loadsForOperation } from '../src/graphql/read-only-queries.js';
+import { compileOperation } from '../src/graphql/compiled-execution.js';
 import { fromGraphQLError, judgeVariables } from './errors.js';
 
 export type OperationOutcome = { ok: true; data: Record<string, unknown> } | { ok: false; error: DomainError | GraphQLError };
@@ -51,10 +52,7 @@ export class RestOperation {
   /** Compiled at its first request, not at start-up: most of the 80 routes of a process may never be called. */
   private compile(): CompiledQuery {
     if (!this.compiled) {
-      const compiled = compileQuery(this.schema, this.document, undefined, { disablingCapturingStackErrors: true });
-      if (!isCompiledQuery(compiled))
-        throw new Error(`facade operation does not compile: ${compiled.errors?.map((e) => e.message).join('; ')}`);
-      this.compiled = compiled;
+      this.compiled = compileOperation(this.schema, this.document);
     }
     return this.compiled;
   }

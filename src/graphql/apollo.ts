@@ -11,6 +11,7 @@ import { MAX_SELECTIONS, validationLimits } from './limits.js';
 import { readOnlyQueries } from './read-only-queries.js';
 import { domainErrorOf } from './request-error.js';
 import { faultStatus } from './fault-status.js';
+import { compiledExecution } from './compiled-execution.js';
 
 /** Codes that carry a message meant for the client; anything else is masked as INTERNAL. */
 const CLIENT_CODES = new Set([
@@ -68,7 +69,7 @@ export async function startApollo<C extends { em: EntityManager }>(
   options: ApolloOptions<C> = {},
 ): Promise<ApolloServer<C>> {
   const apollo = new ApolloServer<C>({
-    schema,
+    gateway: compiledExecution<C>(schema),
     introspection: true, // every /graphql request is authenticated before Apollo sees it
     includeStacktraceInErrorResponses: false,
     stopOnTerminationSignals: false, // the service stops Apollo itself, in order (it would re-raise the signal)

@@ -1,5 +1,4 @@
 import { within } from '../deadline.js';
-import { expressMiddleware } from '@as-integrations/express5';
 import type { ApolloServer } from '@apollo/server';
 import { tokenLimit } from '../graphql/token-limit.js';
 import { ASSETS_PATH } from '../graphql/graphiql/assets.js';
@@ -15,6 +14,7 @@ import { rateLimited, viewerOf } from './rate-limit-headers.js';
 import { parseJsonBytes, readBodyBytes } from './request-body.js';
 import { requestTracking } from './request-context.js';
 import { transportErrorHandler } from './transport-errors.js';
+import { apolloHandler } from './apollo-express.js';
 
 /**
  * A handler mounted at a path: a Router, or a plain middleware for a surface that only looks at its own
@@ -132,7 +132,7 @@ export function createApp<C extends object>({
     graphqlBody,
     tokenLimit(sendGraphQLError),
     noStore,
-    expressMiddleware(apollo, { context: async ({ res }) => context(res) }),
+    apolloHandler(apollo, context),
   );
 
   for (const [path, handler] of mounts) app.use(path, handler);

@@ -1,0 +1,108 @@
+import { adminClient, createUser, type Client } from './support/client.js';
+import { GitSandbox } from './support/git.js';
+import { PullRepo } from './support/pulls.js';
+import { CairnServer } from './support/server.js';
+
+/**
+ * /graphql runs a document by graphql-js the first time it comes and by its compiled form
+ * (graphql-jit) from then on: the two must answer alike, data and errors, status included.
+ */
+let server: CairnServer;
+let git: GitSandbox;
+let owner: Client & { login: string };
+let repo: PullRepo;
+
+beforeAll(async () => {
+  server = CairnServer.sharedServer();
+  git = await GitSandbox.create();
+  const admin = adminClient(server);
+  owner = await createUser(admin, 'jit-owner');
+  const reviewer = await createUser(admin, 'jit-reviewer');
+  repo = await PullRepo.create(server, git, owner, 'jit-repo');
+  await owner.put(`/repos/${repo.id}/collaborators/${reviewer.login}`, { permission: 'write' });
+  await owner.post(`/repos/${repo.id}/labels`, { name: 'bug', color: 'ff0000' });
+  await repo.commit('topic', 'a change', { 'a.txt': 'a\n' });
+  await repo.push(['topic']);
+  const { number } = (await repo.open({ title: 'a change', head: 'topic' })).body;
+  await owner.post(`/repos/${repo.id}/issues/${number}/labels`, { labels: ['bug'] });
+  await owner.post(`/repos/${repo.id}/issues/${number}/assignees`, { assignees: [reviewer.login] });
+  await owner.post(`/repos/${repo.id}/issues/${number}/comments`, { body: 'please look' });
+  for (const body of ['first pass', 'second pass'])
+    await reviewer.post(`/repos/${repo.id}/pulls/${number}/reviews`, { event: 'COMMENT', body });
+});
+afterAll(async () => {
+  await git.cleanup();
+  await server.destroy();
+});
+
+/** Each document is new to the server (a comment names this file), so its first run is graphql-js's. */
+const documents: Array<[name: string, query: string, variables: () => Record<string, unknown>]> = [
+  [
+    'a pull-request page: nested lists, batched loads, a timeline',
+    `query PullPage($id: ID!) { repository(id: $id) { name pullRequests { totalCount hasMore nodes {
+       number title state draft user { login } labels { name color } assignees { login }
+       reviews { totalCount hasMore limit nodes { state body user { login } } }
+       timeline { totalCount nodes { kind actor { login } label { name } comment { body } review { state body } } } } } } }`,
+    () => ({ id: repo.id }),
+  ],
+  [
+    'fragments, aliases, __typename and a directive on a variable',
+    `query Named($id: ID!, $withIssues: Boolean!) { r: repository(id: $id) { __typename ...Names ... on Repository { private }
+       issues @include(if: $withIssues) { totalCount } skipped: issues @skip(if: $withIssues) { totalCount } } }
+     fragment Names on Repository { name fullName owner { login } }`,
+    () => ({ id: repo.id, withIssues: true }),
+  ],
+  ['a document of two operations, one chosen', 'query A { viewer { login } } query B { viewer { id login } }', () => ({})],
+  ['a repository that is not there: an error with its path', `{ repository(id: "repo_00000000000000000000000000") { name } }`, () => ({})],
+  ['introspection', `{ __type(name: "PullRequest") { name kind fields { name type { kind name ofType { kind name } } } } }`, () => ({})],
+  [
+    'a mutation refused: the same invalid fields each time',
+    'mutation($id: ID!) { createIssue(input: { repositoryId: $id, title: "  " }) { number } }',
+    () => ({ id: repo.id }),
+  ],
+  [
+    'a mutation: the same answer each time',
+    'mutation($id: ID!) { updateRepository(id: $id, input: { description: "compiled" }) { name description } }',
+    () => ({ id: repo.id }),
+  ],
+  [
+    'a variable of the wrong type',
+    'query($id: ID!, $limit: Int) { repository(id: $id) { issues(limit: $limit) { totalCount } } }',
+    () => ({
+      id: repo.id,
+      limit: 'many',
+    }),
+  ],
+];
+
+async function post(query: string, variables: Record<string, unknown>, operationName?: string) {
+  const response = await fetch(`${server.url}/graphql`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${owner.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ query, variables, operationName }),
+  });
+  return { status: response.status, body: (await response.json()) as any };
+}
+
+describe('compiled execution', () => {
+  test.each(documents)('%s: answered alike on the first run and once compiled', async (name, query, variables) => {
+    const document = `${query}\n# graphql-compiled.test: ${name}`;
+    const operationName = name.startsWith('a document of two') ? 'B' : undefined;
+    const first = await post(document, variables(), operationName);
+    for (let run = 2; run <= 4; run++) expect(await post(document, variables(), operationName)).toEqual(first);
+    expect(first.status).toBeLessThan(500);
+    expect(first.body.errors?.[0]?.extensions?.code).not.toBe('INTERNAL_SERVER_ERROR');
+  });
+
+  test('a connection asked only for its counts loads no item and counts as the full page would', async () => {
+    const counts = `query($id: ID!) { repository(id: $id) { pullRequests { nodes {
+      full: reviews(limit: 1) { totalCount hasMore limit offset nodes { state } }
+      counted: reviews(limit: 1) { totalCount hasMore limit offset }
+      past: reviews(limit: 1, offset: 5) { totalCount hasMore limit offset } } } } }`;
+    const { body } = await post(counts, { id: repo.id });
+    const [pull] = body.data.repository.pullRequests.nodes;
+    expect(pull.full).toEqual({ totalCount: 2, hasMore: true, limit: 1, offset: 0, nodes: [{ state: 'COMMENTED' }] });
+    expect(pull.counted).toEqual({ totalCount: 2, hasMore: true, limit: 1, offset: 0 });
+    expect(pull.past).toEqual({ totalCount: 2, hasMore: false, limit: 1, offset: 5 });
+  });
+});
