@@ -105,7 +105,10 @@ try {
 
   // (c) Statements of a page of pull requests with their labels, assignees and last 5 reviews.
   const pulls = await pullsWithConversations(admin, server);
-  const statements = { few: await pulls.statementsFor(3), many: await pulls.statementsFor(30) };
+  // The fewest of two runs each: a request may also carry a statement of no page's making (its
+  // token verified again once the cache let it go, the rate-limit budget written back).
+  const fewest = async (limit: number) => Math.min(await pulls.statementsFor(limit), await pulls.statementsFor(limit));
+  const statements = { few: await fewest(3), many: await fewest(30) };
 
   // (d) A list page of 30 pull requests: GraphQL beside REST.
   const lists = [
