@@ -8,8 +8,13 @@
  *    bare repository on disk, taking turns over several rounds (a shared VM drifts), medians reported;
  *    the ratio is the median of each round's own ratio.
  * 4. Eight concurrent clones through Cairn while sampling the service's resident memory.
+ * 5. Sixteen concurrent clones through Cairn beside the same sixteen through git's own HTTP server
+ *    (`git http-backend` behind lighttpd, git-http-backend.ts) serving the same bare repository,
+ *    taking turns over several rounds: the total wall time of each crowd, and the median of each
+ *    round's ratio.
  *
- * Prints a table and a JSON line. Sizes and rounds: BENCH_REPO_MB, BENCH_ROUNDS, BENCH_CONCURRENT.
+ * Prints a table and a JSON line. Sizes and rounds: BENCH_REPO_MB, BENCH_ROUNDS, BENCH_CONCURRENT,
+ * BENCH_CROWD, BENCH_CROWD_ROUNDS.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -21,11 +26,14 @@ import { adminClient } from '../support/client.js';
 import { GitSandbox, remoteUrl } from '../support/git.js';
 import { CairnServer, sleep } from '../support/server.js';
 import { cpuShares, cpuTimes, median, pairedRatio } from './stats.js';
+import { startGitHttpBackend } from './git-http-backend.js';
 
 const REPO_MB = Number(process.env.BENCH_REPO_MB ?? 100);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CONCURRENT = Number(process.env.BENCH_CONCURRENT ?? 8);
 const SMALL_PUSHES = 10;
+const CROWD = Number(process.env.BENCH_CROWD ?? 16);
+const CROWD_ROUNDS = Number(process.env.BENCH_CROWD_ROUNDS ?? 3);
 
 const mb = (bytes: number) => Math.round(bytes / 1024 / 102.4) / 10;
 
@@ -237,6 +245,30 @@ try {
   await Promise.all([sampler, watcher]);
   await Promise.all(Array.from({ length: CONCURRENT }, (_, i) => fs.rm(path.join(root, `crowd-${i}`), { recursive: true, force: true })));
 
+  // Sixteen clones at once, through Cairn and through git http-backend behind lighttpd, in turns.
+  const crowdWalls = { cairn: [] as number[], backend: [] as number[] };
+  const backend = await startGitHttpBackend(root, path.dirname(onDisk));
+  if (backend) {
+    try {
+      const source = { cairn: url, backend: `${backend.url}/${path.basename(onDisk)}` };
+      for (let round = -1; round < CROWD_ROUNDS; round++) {
+        // Alternate who goes first; round -1 warms up and is not counted.
+        const order = round % 2 === 0 ? (['cairn', 'backend'] as const) : (['backend', 'cairn'] as const);
+        for (const kind of order) {
+          const dests = Array.from({ length: CROWD }, (_, i) => path.join(root, `crowd-${kind}-${i}`));
+          const { ms } = await timed(() =>
+            Promise.all(dests.map((dest) => git.git(['clone', '--quiet', '--no-checkout', source[kind], dest]))),
+          );
+          if (round >= 0) crowdWalls[kind].push(ms);
+          await Promise.all(dests.map((dest) => fs.rm(dest, { recursive: true, force: true })));
+        }
+      }
+    } finally {
+      await backend.stop();
+    }
+  }
+  const crowdRatio = backend ? Math.round(100 * pairedRatio(crowdWalls.cairn, crowdWalls.backend)) / 100 : null;
+
   const cpu = cpuShares(cpuBefore, await cpuTimes());
   const cpuMedians = (kind: 'cairn' | 'local') => ({ client: median(cloneCpu[kind].client), service: median(cloneCpu[kind].service) });
   const cloneCpuMs = { cairn: cpuMedians('cairn'), local: cpuMedians('local') };
@@ -273,6 +305,11 @@ try {
     serviceRssGrowthMb: mb(rssPeak - rssBefore),
     gitProcessesRssPeakMb: mb(childrenPeak),
     gitProcessesPssPeakMb: mb(childrenPssPeak),
+    crowdClones: CROWD,
+    crowdCairnMedianMs: backend ? Math.round(median(crowdWalls.cairn)) : null,
+    crowdBackendMedianMs: backend ? Math.round(median(crowdWalls.backend)) : null,
+    /** Median of each round's ratio of the crowd's wall time through Cairn over through git http-backend (floor ≤ 1.0). */
+    crowdVsHttpBackend: crowdRatio,
   };
 
   console.log(
@@ -298,6 +335,12 @@ try {
     `${CONCURRENT} concurrent clones              ${(crowd.ms / 1000).toFixed(1)} s; service RSS ${results.serviceRssBeforeMb} → ` +
       `${results.serviceRssPeakMb} MB (+${results.serviceRssGrowthMb} MB, floor < 100); git processes peak ` +
       `${results.gitProcessesRssPeakMb} MB RSS, ${results.gitProcessesPssPeakMb} MB PSS (shared pack pages counted once)`,
+  );
+  console.log(
+    backend
+      ? `${CROWD} concurrent clones, total wall  through Cairn ${(results.crowdCairnMedianMs! / 1000).toFixed(1)} s median   ` +
+          `vs git http-backend behind lighttpd ${(results.crowdBackendMedianMs! / 1000).toFixed(1)} s   ratio ${crowdRatio} (floor ≤ 1.0)`
+      : `${CROWD} concurrent clones beside git http-backend: skipped (no lighttpd)`,
   );
   console.log(
     `service RSS over the whole run          ${results.serviceRssAtStartMb} MB at start (before any git traffic), ` +
