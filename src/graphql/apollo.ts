@@ -1,5 +1,5 @@
 import { ApolloServer } from '@apollo/server';
-import { ApolloServerValidationErrorCode, unwrapResolverError } from '@apollo/server/errors';
+import { ApolloServerErrorCode, ApolloServerValidationErrorCode, unwrapResolverError } from '@apollo/server/errors';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { GraphQLError, Kind, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import type { Logger } from '../logger.js';
@@ -31,7 +31,7 @@ const CLIENT_CODES = new Set([
  * stack-less INTERNAL error.
  */
 function maskError(formatted: GraphQLFormattedError, error: unknown, log: Logger): GraphQLFormattedError {
-  const domain = domainErrorOf(error) ?? tooManySelections(formatted);
+  const domain = domainErrorOf(error) ?? tooManySelections(formatted) ?? tooManyComparisons(formatted);
   if (domain) {
     const extensions = { code: ANSWERS[domain.code].graphql, ...(domain.details.length ? { details: domain.details } : {}) };
     return { message: domain.message, locations: formatted.locations, path: formatted.path, extensions };
@@ -56,6 +56,17 @@ function tooManySelections(formatted: GraphQLFormattedError): DomainError | null
     'BAD_REQUEST',
     `the operation selects more than ${MAX_SELECTIONS} fields once its fragments are expanded (the limit)`,
   );
+}
+
+/**
+ * GraphQL's own bound on the work of checking that same-named fields can merge: it compares every
+ * pair, and gives up past a budget of comparisons with a bare "Validation aborted." (900 repeats of
+ * one field do it). Answered as our other limits are, naming what was too much.
+ */
+function tooManyComparisons(formatted: GraphQLFormattedError): DomainError | null {
+  if (formatted.message !== 'Validation aborted.' || formatted.extensions?.code !== ApolloServerErrorCode.GRAPHQL_VALIDATION_FAILED)
+    return null;
+  return new DomainError('BAD_REQUEST', 'the operation repeats fields too many times to check that they merge (the limit of comparisons)');
 }
 
 export interface ApolloOptions<C> {
