@@ -21,7 +21,7 @@ let fingerprint: string;
 
 beforeAll(async () => {
   [server, receiver, git] = await Promise.all([
-    CairnServer.start({ env: { CAIRN_WEBHOOK_ALLOWED_HOSTS: 'loopback' } }),
+    CairnServer.sharedServer(),
     Receiver.start(),
     GitSandbox.create(),
   ]);

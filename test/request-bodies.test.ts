@@ -12,7 +12,7 @@ import { CairnServer } from './support/server.js';
 let server: CairnServer;
 
 beforeAll(async () => {
-  server = await CairnServer.start();
+  server = await CairnServer.sharedServer();
 });
 afterAll(() => server.destroy());
 

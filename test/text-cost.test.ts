@@ -11,7 +11,7 @@ let server: CairnServer;
 let owner: Client & { login: string };
 
 beforeAll(async () => {
-  server = await CairnServer.start();
+  server = await CairnServer.sharedServer();
   owner = await createUser(adminClient(server), 'talker', ['repo']);
 }, 60_000);
 afterAll(async () => {
