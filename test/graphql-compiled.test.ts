@@ -65,6 +65,13 @@ const documents: Array<[name: string, query: string, variables: () => Record<str
     'mutation($id: ID!) { updateRepository(id: $id, input: { description: "compiled" }) { name description } }',
     () => ({ id: repo.id }),
   ],
+  ['an alias named __proto__', '{ __proto__: __typename viewer { __proto__: login } }', () => ({})],
+  [
+    'a query of 2,048 selections once its fragments are expanded (run by graphql-js each time)',
+    `{ ...F1 } ${Array.from({ length: 9 }, (_, i) => `fragment F${i + 1} on Query { ...F${i + 2} a${i}: __typename ...F${i + 2} }`).join(' ')}
+     fragment F10 on Query { viewer { login } }`,
+    () => ({}),
+  ],
   [
     'a variable of the wrong type',
     'query($id: ID!, $limit: Int) { repository(id: $id) { issues(limit: $limit) { totalCount } } }',
@@ -92,6 +99,19 @@ describe('compiled execution', () => {
     for (let run = 2; run <= 4; run++) expect(await post(document, variables(), operationName)).toEqual(first);
     expect(first.status).toBeLessThan(500);
     expect(first.body.errors?.[0]?.extensions?.code).not.toBe('INTERNAL_SERVER_ERROR');
+  });
+
+  test('a mutation stops at its first failing field, however often it is sent', async () => {
+    const mutation = `mutation($id: ID!) { a: createIssue(input: { repositoryId: $id, title: "  " }) { number }
+      b: updateRepository(id: $id, input: { description: "after a failure" }) { description } }`;
+    const answers = [];
+    for (let run = 0; run < 3; run++) answers.push(await post(mutation, { id: repo.id }));
+    expect(answers[0]!.body.data).toBeNull();
+    expect(answers[0]!.body.errors).toHaveLength(1);
+    expect(answers[1]).toEqual(answers[0]);
+    expect(answers[2]).toEqual(answers[0]);
+    const after = (await owner.get(`/repos/${repo.id}`)).body;
+    expect(after.description).not.toBe('after a failure');
   });
 
   test('a connection asked only for its counts loads no item and counts as the full page would', async () => {

@@ -65,7 +65,11 @@ describe('documents that cost more than their size are refused at once', () => {
     ],
     ['51 directives', `{ ${repeat(51, () => 'viewer @skip(if: false) { login }')} }`, /51 directives, more than the limit of 50/],
     ['5,000 directives', `{ viewer ${'@include(if: true) '.repeat(5000)} { login } }`, /more than 1000 tokens/],
-    ['one field 900 times', `{ viewer { ${'login '.repeat(900)}} }`, /repeats fields too many times to check .*the limit of comparisons/],
+    [
+      'one field 900 times',
+      `{ viewer { ${'login '.repeat(900)}} }`,
+      /more work to validate than GraphQL allows \(the limit of validation work/,
+    ],
   ])('%s', async (_name, query, message) => {
     const { res, ms, healthz } = await sendTimed(query);
     expect(res.status).toBe(400);

@@ -59,14 +59,17 @@ function tooManySelections(formatted: GraphQLFormattedError): DomainError | null
 }
 
 /**
- * GraphQL's own bound on the work of checking that same-named fields can merge: it compares every
- * pair, and gives up past a budget of comparisons with a bare "Validation aborted." (900 repeats of
- * one field do it). Answered as our other limits are, naming what was too much.
+ * GraphQL's own bounds on the work of validating a document: comparing every pair of same-named
+ * fields (900 repeats of one field pass it), expanding fragments. Past one it gives up with a bare
+ * "Validation aborted."; answered as our other limits are, naming what was too much.
  */
 function tooManyComparisons(formatted: GraphQLFormattedError): DomainError | null {
   if (formatted.message !== 'Validation aborted.' || formatted.extensions?.code !== ApolloServerErrorCode.GRAPHQL_VALIDATION_FAILED)
     return null;
-  return new DomainError('BAD_REQUEST', 'the operation repeats fields too many times to check that they merge (the limit of comparisons)');
+  return new DomainError(
+    'BAD_REQUEST',
+    'the operation takes more work to validate than GraphQL allows (the limit of validation work: a field repeated hundreds of times)',
+  );
 }
 
 export interface ApolloOptions<C> {
@@ -80,7 +83,7 @@ export async function startApollo<C extends { em: EntityManager }>(
   options: ApolloOptions<C> = {},
 ): Promise<ApolloServer<C>> {
   const apollo = new ApolloServer<C>({
-    gateway: compiledExecution<C>(schema),
+    gateway: compiledExecution<C>(schema, log),
     introspection: true, // every /graphql request is authenticated before Apollo sees it
     includeStacktraceInErrorResponses: false,
     stopOnTerminationSignals: false, // the service stops Apollo itself, in order (it would re-raise the signal)

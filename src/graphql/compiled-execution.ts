@@ -1,6 +1,17 @@
 import type { ApolloServerOptionsWithGateway } from '@apollo/server';
-import { execute, GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import {
+  execute,
+  GraphQLError,
+  Kind,
+  type DocumentNode,
+  type ExecutionResult,
+  type FragmentDefinitionNode,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
+import type { Logger } from '../logger.js';
 
 /**
  * One operation of a document compiled to a function (graphql-jit): the walk of the document, the
@@ -25,41 +36,73 @@ function asGraphQLError(error: GraphQLError): GraphQLError {
   return made;
 }
 
-/** Documents whose operations are kept compiled, most recently run last; at most this many. */
-const COMPILED_MOST = 256;
+/** The most selections (fragments expanded) a compiled query may have; larger ones always run by graphql-js. */
+const COMPILED_LARGEST = 1_000;
+/** The most selections all kept compiled queries may have together: a bound on the code they hold. */
+const KEPT_SELECTIONS = 20_000;
 
 /**
- * How Apollo executes operations at /graphql: a document's first run by graphql-js, its later runs
- * by its compiled form. Compiling costs several times what parsing and validating the document did
+ * How Apollo executes operations at /graphql: a query's first run by graphql-js, its later runs by
+ * its compiled form. Compiling costs several times what parsing and validating the document did
  * (an introspection query: about 12 ms), and most documents that arrive once never come again (an
  * IDE's, a script's); the ones a frontend sends on every page come again and again, with other
  * variables, and those are the ones worth compiling — as Mercurius does with its `jit` option.
  *
+ * Only queries: graphql-js runs a mutation's root fields one after another and stops at the first
+ * that fails, graphql-jit runs the rest anyway. Not a query with a field answered as `__proto__`
+ * (graphql-jit builds results as object literals, where that key sets the prototype), nor one too
+ * large to be worth its code. The compiled queries kept are bounded by their selections together,
+ * least recently run dropped first; a dropped one must run twice again to be compiled again.
+ *
  * Apollo still does everything around execution: parsing, validation and the limits, the plugins
- * (costing, read-only loading, fault statuses), error formatting. Apollo takes another executor
- * only through its gateway interface, which this implements for one fixed schema.
+ * (costing — which coerces the variables first, so a compiled query never meets a wrong one —,
+ * read-only loading, fault statuses), error formatting. Apollo takes another executor only through
+ * its gateway interface, which this implements for one fixed schema.
  */
-export function compiledExecution<C extends object>(schema: GraphQLSchema): ApolloServerOptionsWithGateway<C>['gateway'] {
-  const runs = new WeakMap<DocumentNode, number>();
-  const compiled = new Map<DocumentNode, Map<string, CompiledQuery>>();
+export function compiledExecution<C extends object>(schema: GraphQLSchema, log: Logger): ApolloServerOptionsWithGateway<C>['gateway'] {
+  /** Runs of each query not compiled yet; the operation is Apollo's, the same for the same document text. */
+  const runs = new WeakMap<OperationDefinitionNode, number>();
+  const notCompiled = new WeakSet<OperationDefinitionNode>();
+  const kept = new Map<OperationDefinitionNode, { query: CompiledQuery; selections: number }>();
+  let keptSelections = 0;
 
-  /** The compiled operation, compiled now on the document's second run; null on its first. */
-  function compiledFor(document: DocumentNode, operationName: string | undefined): CompiledQuery | null {
-    let operations = compiled.get(document);
-    if (operations) {
-      compiled.delete(document); // most recently run last
-      compiled.set(document, operations);
-    } else {
-      const times = (runs.get(document) ?? 0) + 1;
-      runs.set(document, times);
-      if (times < 2) return null;
-      if (compiled.size >= COMPILED_MOST) compiled.delete(compiled.keys().next().value!);
-      compiled.set(document, (operations = new Map()));
+  /** The compiled query, compiled now on its second run; null on its first, or for one that is never compiled. */
+  function compiledFor(document: DocumentNode, operation: OperationDefinitionNode): CompiledQuery | null {
+    const known = kept.get(operation);
+    if (known) {
+      kept.delete(operation); // most recently run last
+      kept.set(operation, known);
+      return known.query;
     }
-    const key = operationName ?? '';
-    let operation = operations.get(key);
-    if (!operation) operations.set(key, (operation = compileOperation(schema, document, operationName)));
-    return operation;
+    if (operation.operation !== 'query' || notCompiled.has(operation)) return null;
+    const times = (runs.get(operation) ?? 0) + 1;
+    runs.set(operation, times);
+    if (times < 2) return null;
+    runs.delete(operation);
+    const selections = compilableSelections(document, operation);
+    const query = selections === null ? null : compiledOrNull(document, operation);
+    if (!query || selections === null) {
+      notCompiled.add(operation);
+      return null;
+    }
+    for (const [dropped, { selections: weight }] of kept) {
+      if (keptSelections + selections <= KEPT_SELECTIONS) break;
+      kept.delete(dropped);
+      keptSelections -= weight;
+    }
+    kept.set(operation, { query, selections });
+    keptSelections += selections;
+    return query;
+  }
+
+  /** The query compiled, or null (logged) in the unexpected case that graphql-jit cannot compile a valid one. */
+  function compiledOrNull(document: DocumentNode, operation: OperationDefinitionNode): CompiledQuery | null {
+    try {
+      return compileOperation(schema, document, operation.name?.value);
+    } catch (error) {
+      log.warn({ err: error }, 'a query graphql-jit cannot compile runs by graphql-js');
+      return null;
+    }
   }
 
   return {
@@ -68,9 +111,9 @@ export function compiledExecution<C extends object>(schema: GraphQLSchema): Apol
         executor: async ({ document, operation: resolved, request, context }) => {
           const { operationName, variables = {} } = request;
           // No such operation in the document: graphql-js says so, in the words Apollo answers 400 with.
-          const operation = resolved ? compiledFor(document, operationName ?? undefined) : null;
-          if (!operation) return execute({ schema, document, operationName, variableValues: variables, contextValue: context });
-          const result = (await operation.query(undefined, context, variables)) as ExecutionResult;
+          const compiled = resolved ? compiledFor(document, resolved) : null;
+          if (!compiled) return execute({ schema, document, operationName, variableValues: variables, contextValue: context });
+          const result = (await compiled.query(undefined, context, variables)) as ExecutionResult;
           return result.errors ? { ...result, errors: result.errors.map(asGraphQLError) } : result;
         },
       };
@@ -81,4 +124,35 @@ export function compiledExecution<C extends object>(schema: GraphQLSchema): Apol
     },
     async stop() {},
   };
+}
+
+/**
+ * The selections of an operation with its fragments expanded (each fragment counted once, then
+ * reused), or null when it should not be compiled: more than COMPILED_LARGEST of them, or a field
+ * answered as `__proto__`. Stops counting past the bound, so no document makes it long.
+ */
+function compilableSelections(document: DocumentNode, operation: OperationDefinitionNode): number | null {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions)
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  const counted = new Map<string, number>();
+  const count = (set: SelectionSetNode | undefined): number => {
+    let total = 0;
+    for (const selection of set?.selections ?? []) {
+      if (selection.kind === Kind.FIELD) {
+        if ((selection.alias ?? selection.name).value === '__proto__') return Infinity;
+        total += 1 + count(selection.selectionSet);
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        total += count(selection.selectionSet);
+      } else {
+        const name = selection.name.value;
+        if (!counted.has(name)) counted.set(name, count(fragments.get(name)?.selectionSet)); // validation refused cycles
+        total += counted.get(name)!;
+      }
+      if (total > COMPILED_LARGEST) return Infinity;
+    }
+    return total;
+  };
+  const total = count(operation.selectionSet);
+  return total > COMPILED_LARGEST ? null : total;
 }

@@ -21,6 +21,7 @@ function lighttpdPath(): string | null {
 
 function installLighttpd(): string | null {
   if (process.getuid?.() !== 0) return null;
+  spawnSync('apt-get', ['update', '-q'], { stdio: 'ignore' }); // a fresh image has no package lists
   const installed = spawnSync('apt-get', ['install', '-y', '-q', 'lighttpd'], { stdio: 'ignore' });
   return installed.status === 0 ? lighttpdPath() : null;
 }
