@@ -28,7 +28,11 @@ beforeAll(async () => {
   await owner.post(`/repos/${repo.id}/issues/${number}/assignees`, { assignees: [reviewer.login] });
   await owner.post(`/repos/${repo.id}/issues/${number}/comments`, { body: 'please look' });
   for (const body of ['first pass', 'second pass'])
-    await reviewer.post(`/repos/${repo.id}/pulls/${number}/reviews`, { event: 'COMMENT', body });
+    await reviewer.post(`/repos/${repo.id}/pulls/${number}/reviews`, {
+      event: 'COMMENT',
+      body,
+      comments: [{ path: 'a.txt', line: 1, body: `on the line: ${body}` }],
+    });
 });
 afterAll(async () => {
   await git.cleanup();
@@ -67,7 +71,7 @@ const documents: Array<[name: string, query: string, variables: () => Record<str
   ],
   ['an alias named __proto__', '{ __proto__: __typename viewer { __proto__: login } }', () => ({})],
   [
-    'a query of 2,048 selections once its fragments are expanded (run by graphql-js each time)',
+    'a query of 2,048 selections once its fragments are expanded',
     `{ ...F1 } ${Array.from({ length: 9 }, (_, i) => `fragment F${i + 1} on Query { ...F${i + 2} a${i}: __typename ...F${i + 2} }`).join(' ')}
      fragment F10 on Query { viewer { login } }`,
     () => ({}),
@@ -114,15 +118,21 @@ describe('compiled execution', () => {
     expect(after.description).not.toBe('after a failure');
   });
 
-  test('a connection asked only for its counts loads no item and counts as the full page would', async () => {
-    const counts = `query($id: ID!) { repository(id: $id) { pullRequests { nodes {
-      full: reviews(limit: 1) { totalCount hasMore limit offset nodes { state } }
-      counted: reviews(limit: 1) { totalCount hasMore limit offset }
-      past: reviews(limit: 1, offset: 5) { totalCount hasMore limit offset } } } } }`;
-    const { body } = await post(counts, { id: repo.id });
+  test('a connection asked only for its counts (no item is loaded) answers the counts of the full page', async () => {
+    // Every batch-loaded connection of a listed pull request, asked for with its items and for its counts alone.
+    const connections = ['reviews', 'timeline', 'reviewThreads', 'reviewComments'];
+    const pages = (field: string) => `
+      ${field}Full: ${field}(limit: 1) { totalCount hasMore limit offset nodes { id } }
+      ${field}Counted: ${field}(limit: 1) { totalCount hasMore limit offset }
+      ${field}Past: ${field}(limit: 1, offset: 50) { totalCount hasMore limit offset }`;
+    const query = `query($id: ID!) { repository(id: $id) { pullRequests { nodes { ${connections.map(pages).join(' ')} } } } }`;
+    const { body } = await post(query, { id: repo.id });
     const [pull] = body.data.repository.pullRequests.nodes;
-    expect(pull.full).toEqual({ totalCount: 2, hasMore: true, limit: 1, offset: 0, nodes: [{ state: 'COMMENTED' }] });
-    expect(pull.counted).toEqual({ totalCount: 2, hasMore: true, limit: 1, offset: 0 });
-    expect(pull.past).toEqual({ totalCount: 2, hasMore: false, limit: 1, offset: 5 });
+    for (const field of connections) {
+      const { nodes, ...counts } = pull[`${field}Full`];
+      expect({ field, nodes: nodes.length, total: counts.totalCount > 1 }).toEqual({ field, nodes: 1, total: true });
+      expect({ field, ...pull[`${field}Counted`] }).toEqual({ field, ...counts, hasMore: true });
+      expect({ field, ...pull[`${field}Past`] }).toEqual({ field, totalCount: counts.totalCount, hasMore: false, limit: 1, offset: 50 });
+    }
   });
 });

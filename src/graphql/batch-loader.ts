@@ -1,4 +1,6 @@
 import DataLoader from 'dataloader';
+import type { GraphQLResolveInfo } from 'graphql';
+import { selectsNodes, type Connection, type Page } from './pagination.js';
 
 const loadersOf = new WeakMap<object, Map<string, DataLoader<unknown, unknown>>>();
 
@@ -25,4 +27,25 @@ export function groupedBy<K, R>(keys: readonly K[], rows: R[], keyOf: (row: R) =
   const groups = new Map<K, R[]>(keys.map((key) => [key, []]));
   for (const row of rows) groups.get(keyOf(row))?.push(row);
   return keys.map((key) => groups.get(key)!);
+}
+
+/**
+ * The page of `key`'s items that a connection field answers, loaded together with the pages of
+ * every other parent the request lists: `load` reads the pages of all `keys` in one statement.
+ * When the query selects only the connection's counts, no item is loaded (`reviews { totalCount }`
+ * on 30 pull requests counts their reviews), and the answer still states the page asked for.
+ */
+export async function pageOf<T>(
+  scope: object,
+  name: string,
+  key: string,
+  page: Page,
+  info: GraphQLResolveInfo,
+  load: (keys: readonly string[], page: Page) => Promise<Array<Connection<T>>>,
+): Promise<Connection<T>> {
+  const loads = selectsNodes(info) ? page : { limit: 0, offset: page.offset };
+  const loaded = await batchLoader(scope, `${name}:${loads.limit}:${loads.offset}`, (keys: readonly string[]) => load(keys, loads)).load(
+    key,
+  );
+  return loads === page ? loaded : { ...loaded, limit: page.limit, hasMore: page.offset + page.limit < loaded.totalCount };
 }

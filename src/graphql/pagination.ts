@@ -42,19 +42,9 @@ export function connection<T>(nodes: T[], totalCount: number, page: Page): Conne
   return { nodes, totalCount, limit: page.limit, offset: page.offset, hasMore: page.offset + nodes.length < totalCount };
 }
 
-/**
- * The page a connection field loads: the page asked for, or none of its items when the query
- * selects only the connection's counts (`reviews { totalCount }` on each of 30 pull requests counts
- * them; it loads no review). `asked` then restores the page asked for around the count.
- */
-export function pageToLoad(page: Page, info: GraphQLResolveInfo): Page {
-  return info.fieldNodes.some((field) => selects(field.selectionSet, 'nodes', info)) ? page : { limit: 0, offset: page.offset };
-}
-
-/** A connection loaded with `pageToLoad`, answered as the page asked for (its limit, whether more follow). */
-export function asked<T>(loaded: Connection<T>, page: Page): Connection<T> {
-  if (loaded.limit === page.limit) return loaded;
-  return { ...loaded, limit: page.limit, hasMore: page.offset + page.limit < loaded.totalCount };
+/** Whether a connection field's selection asks for its items (`nodes`), directly or through fragments (whatever their directives say). */
+export function selectsNodes(info: GraphQLResolveInfo): boolean {
+  return info.fieldNodes.some((field) => selects(field.selectionSet, 'nodes', info));
 }
 
 /** Whether a selection set selects the field `name`, directly or through fragments (whatever their directives say). */

@@ -1,4 +1,5 @@
-import { Args, Ctx, FieldResolver, Resolver, Root } from 'type-graphql';
+import { Args, Ctx, FieldResolver, Info, Resolver, Root } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
 import { timelineOf, TimelineItemConnection } from '../conversations/timeline/timeline.js';
 import type { ResolverContext } from '../graphql/context.js';
 import { PageArgs } from '../graphql/pagination.js';
@@ -9,7 +10,12 @@ export class IssueTimelineResolver {
   @FieldResolver(() => TimelineItemConnection, {
     description: 'What happened to the issue, oldest first: comments, label and assignee changes, closes and reopens.',
   })
-  timeline(@Root() issue: Issue, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: ResolverContext<unknown>) {
-    return timelineOf(ctx, issue.id, page);
+  timeline(
+    @Root() issue: Issue,
+    @Args(() => PageArgs) page: PageArgs,
+    @Ctx() ctx: ResolverContext<unknown>,
+    @Info() info: GraphQLResolveInfo,
+  ) {
+    return timelineOf(ctx, issue.id, page, info);
   }
 }

@@ -4,9 +4,9 @@ import { ConversationFilterArgs } from '../conversations/conversation-filter.js'
 import { CreatesContent } from '../ratelimit/creates-content.js';
 import type { ResolverContext } from '../graphql/context.js';
 import { CommitConnection } from '../git/git.types.js';
-import { batchLoader } from '../graphql/batch-loader.js';
+import { pageOf } from '../graphql/batch-loader.js';
 import { GIT_FIELD_COST } from '../graphql/limits.js';
-import { asked, ConnectionType, PageArgs, pageToLoad, resolvePage } from '../graphql/pagination.js';
+import { ConnectionType, PageArgs, resolvePage } from '../graphql/pagination.js';
 import { Repository } from '../repositories/repository.entity.js';
 import { PullRequestFile } from './pull-request.git.js';
 import {
@@ -87,13 +87,8 @@ export class PullRequestResolver {
   }
 
   @FieldResolver(() => ReviewConnection, { description: 'Reviews, newest first. The reviews of a page of pull requests load together.' })
-  async reviews(@Root() pr: PullRequestView, @Args(() => PageArgs) args: PageArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
-    const page = resolvePage(args);
-    const load = pageToLoad(page, info);
-    const loaded = await batchLoader(ctx, `reviews:${load.limit}:${load.offset}`, (ids: readonly string[]) =>
-      ctx.services.pulls.reviews(ctx.em, ids, load),
-    ).load(pr.id);
-    return asked(loaded, page);
+  reviews(@Root() pr: PullRequestView, @Args(() => PageArgs) args: PageArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    return pageOf(ctx, 'reviews', pr.id, resolvePage(args), info, (ids, page) => ctx.services.pulls.reviews(ctx.em, ids, page));
   }
 }
 

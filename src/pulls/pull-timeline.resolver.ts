@@ -1,4 +1,5 @@
-import { Args, Ctx, FieldResolver, Resolver, Root } from 'type-graphql';
+import { Args, Ctx, FieldResolver, Info, Resolver, Root } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
 import { TimelineItem } from '../conversations/timeline/timeline-item.js';
 import { timelineOf, TimelineItemConnection } from '../conversations/timeline/timeline.js';
 import { batchLoader } from '../graphql/batch-loader.js';
@@ -14,8 +15,13 @@ export class PullRequestTimelineResolver {
     description:
       'What happened to the pull request, oldest first: comments, reviews, commits pushed, title, label, assignee and review request changes, closes, reopens and the merge.',
   })
-  timeline(@Root() pr: PullRequestView, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: ResolverContext<unknown>) {
-    return timelineOf(ctx, pr.id, page);
+  timeline(
+    @Root() pr: PullRequestView,
+    @Args(() => PageArgs) page: PageArgs,
+    @Ctx() ctx: ResolverContext<unknown>,
+    @Info() info: GraphQLResolveInfo,
+  ) {
+    return timelineOf(ctx, pr.id, page, info);
   }
 }
 

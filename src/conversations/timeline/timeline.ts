@@ -1,5 +1,6 @@
 import { childPages } from '../../db/child-pages.js';
-import { batchLoader } from '../../graphql/batch-loader.js';
+import type { GraphQLResolveInfo } from 'graphql';
+import { pageOf } from '../../graphql/batch-loader.js';
 import type { ResolverContext } from '../../graphql/context.js';
 import { connection, ConnectionType, resolvePage, type Connection, type PageArgs } from '../../graphql/pagination.js';
 import { TimelineItem, type TimelineItemKind } from './timeline-item.js';
@@ -22,11 +23,15 @@ const TIMELINE = { table: 'timeline_items', parent: 'conversation_id', order: 'i
  * A page of the timeline of the issue or pull request `conversationId`, oldest first. The timelines
  * of a page of issues or pull requests load together, in one statement.
  */
-export function timelineOf(ctx: ResolverContext<unknown>, conversationId: string, args: PageArgs): Promise<Connection<TimelineItem>> {
-  const page = resolvePage(args);
-  return batchLoader(ctx, `timeline:${page.limit}:${page.offset}`, async (ids: readonly string[]) =>
+export function timelineOf(
+  ctx: ResolverContext<unknown>,
+  conversationId: string,
+  args: PageArgs,
+  info: GraphQLResolveInfo,
+): Promise<Connection<TimelineItem>> {
+  return pageOf(ctx, 'timeline', conversationId, resolvePage(args), info, async (ids, page) =>
     (await childPages<TimelineRow>(ctx.em, TIMELINE, ids, page)).map(({ rows, total }) => connection(rows.map(itemOf), total, page)),
-  ).load(conversationId);
+  );
 }
 
 function itemOf(row: TimelineRow): TimelineItem {

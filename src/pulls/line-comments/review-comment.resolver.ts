@@ -1,7 +1,8 @@
-import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Resolver, Root, UseMiddleware } from 'type-graphql';
-import { batchLoader } from '../../graphql/batch-loader.js';
+import { Arg, Args, Ctx, FieldResolver, ID, Info, Mutation, Resolver, Root, UseMiddleware } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { pageOf } from '../../graphql/batch-loader.js';
 import type { ResolverContext } from '../../graphql/context.js';
-import { ConnectionType, PageArgs, resolvePage, type Connection, type Page } from '../../graphql/pagination.js';
+import { ConnectionType, PageArgs, resolvePage } from '../../graphql/pagination.js';
 import { CreatesContent } from '../../ratelimit/creates-content.js';
 import { Repository } from '../../repositories/repository.entity.js';
 import { PullRequestView } from '../pull-request.view.js';
@@ -23,10 +24,8 @@ const ReviewCommentConnection = ConnectionType(ReviewCommentView, 'ReviewComment
 const ReviewThreadConnection = ConnectionType(ReviewThreadView, 'ReviewThreadConnection');
 
 /** The comments of `parent` (a pull request, a thread, a review): loaded for every parent of the page at once. */
-function commentsOf(ctx: Context, parent: CommentParent, id: string, page: Page): Promise<Connection<ReviewCommentView>> {
-  return batchLoader(ctx, `review-comments:${parent}:${page.limit}:${page.offset}`, (ids: readonly string[]) =>
-    commentPages(ctx.em, parent, ids, page),
-  ).load(id);
+function commentsOf(ctx: Context, parent: CommentParent, id: string, args: PageArgs, info: GraphQLResolveInfo) {
+  return pageOf(ctx, `review-comments:${parent}`, id, resolvePage(args), info, (ids, page) => commentPages(ctx.em, parent, ids, page));
 }
 
 @Resolver(() => ReviewCommentView)
@@ -70,8 +69,8 @@ export class ReviewCommentResolver {
 @Resolver(() => ReviewThreadView)
 export class ReviewThreadResolver {
   @FieldResolver(() => ReviewCommentConnection, { description: 'Oldest first: the first one started the thread.' })
-  comments(@Root() thread: ReviewThreadView, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context) {
-    return commentsOf(ctx, 'thread_id', thread.id, resolvePage(page));
+  comments(@Root() thread: ReviewThreadView, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    return commentsOf(ctx, 'thread_id', thread.id, page, info);
   }
 }
 
@@ -79,24 +78,21 @@ export class ReviewThreadResolver {
 @Resolver(() => PullRequestView)
 export class PullRequestReviewCommentsResolver {
   @FieldResolver(() => ReviewThreadConnection, { description: 'Threads of comments on lines, oldest first.' })
-  reviewThreads(@Root() pr: PullRequestView, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context) {
-    const resolved = resolvePage(page);
-    return batchLoader(ctx, `review-threads:${resolved.limit}:${resolved.offset}`, (ids: readonly string[]) =>
-      threadPages(ctx.em, ids, resolved),
-    ).load(pr.id);
+  reviewThreads(@Root() pr: PullRequestView, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    return pageOf(ctx, 'review-threads', pr.id, resolvePage(page), info, (ids, resolved) => threadPages(ctx.em, ids, resolved));
   }
 
   @FieldResolver(() => ReviewCommentConnection, { description: 'Comments on lines, of every thread, oldest first.' })
-  reviewComments(@Root() pr: PullRequestView, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context) {
-    return commentsOf(ctx, 'pull_request_id', pr.id, resolvePage(page));
+  reviewComments(@Root() pr: PullRequestView, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    return commentsOf(ctx, 'pull_request_id', pr.id, page, info);
   }
 }
 
 @Resolver(() => Review)
 export class ReviewCommentsOfReviewResolver {
   @FieldResolver(() => ReviewCommentConnection, { description: 'The comments on lines submitted with the review, oldest first.' })
-  comments(@Root() review: Review, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context) {
-    return commentsOf(ctx, 'review_id', review.id, resolvePage(page));
+  comments(@Root() review: Review, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: Context, @Info() info: GraphQLResolveInfo) {
+    return commentsOf(ctx, 'review_id', review.id, page, info);
   }
 }
 
