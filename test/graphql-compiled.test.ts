@@ -2,6 +2,8 @@ import { adminClient, createUser, type Client } from './support/client.js';
 import { GitSandbox } from './support/git.js';
 import { PullRepo } from './support/pulls.js';
 import { CairnServer } from './support/server.js';
+import { urqlClient } from './support/urql.js';
+import { gql } from '@urql/core';
 
 /**
  * /graphql runs a document by graphql-js the first time it comes and by its compiled form
@@ -134,5 +136,39 @@ describe('compiled execution', () => {
       expect({ field, ...pull[`${field}Counted`] }).toEqual({ field, ...counts, hasMore: true });
       expect({ field, ...pull[`${field}Past`] }).toEqual({ field, totalCount: counts.totalCount, hasMore: false, limit: 1, offset: 50 });
     }
+  });
+
+  test('urql, a frontend client, gets the same answers from the first run and the compiled ones', async () => {
+    const client = urqlClient(server, owner.token, { requestPolicy: 'network-only' });
+    const page = gql`
+      query UrqlPullPage($id: ID!) {
+        repository(id: $id) {
+          pullRequests(limit: 5) {
+            nodes {
+              number
+              labels {
+                name
+              }
+              reviews(limit: 5) {
+                totalCount
+                nodes {
+                  body
+                }
+              }
+              timeline(limit: 10) {
+                nodes {
+                  kind
+                }
+              }
+            }
+          }
+        }
+      }
+    `;
+    const answers = [];
+    for (let run = 0; run < 3; run++) answers.push(await client.query(page, { id: repo.id }).toPromise());
+    expect(answers[0]!.error).toBeUndefined();
+    expect(answers[0]!.data.repository.pullRequests.nodes[0].reviews.totalCount).toBe(2);
+    for (const answer of answers.slice(1)) expect(answer.data).toEqual(answers[0]!.data);
   });
 });
