@@ -125,7 +125,9 @@ const insertItems = (source: string) =>
                     when e.type in ('issues', 'pull_request') and e.action = 'updated' and b->'changes'->'title' is not null then 'renamed'
                   end as kind
              from ${source}
-             cross join lateral (select e.body::jsonb as b) j
+             -- OFFSET 0 keeps PostgreSQL from inlining \`b\` into each of its uses: inlined, the payload's
+             -- text would be parsed once per use (some dozen times a row), not once.
+             cross join lateral (select e.body::jsonb as b offset 0) j
              cross join lateral (select case when e.type in ('issues', 'issue_comment') then b->'issue' else b->'pull_request' end as subject) s
             where e.type in (${KEPT_TYPES.map((t) => `'${t}'`).join(', ')})) k
     where k.kind is not null and k.subject->>'id' is not null
