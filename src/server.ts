@@ -11,7 +11,7 @@ import { ENTITIES } from './capabilities.js';
 import { Collaborators } from './collaborators/collaborator.service.js';
 import { requestContext, type RequestContext, type Services } from './context.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres.js';
-import { closeFastReads } from './db/fast-read.js';
+import { closePreparedClients } from './db/fast-read.js';
 import { openDatabase } from './db/orm.js';
 import { DiskSpace } from './disk/disk-space.js';
 import { reportNoSpaceTo } from './errors/no-space.js';
@@ -167,7 +167,7 @@ async function openStores(config: Config, log: Logger, cleanups: Cleanups, start
   const databaseUrl = config.databaseUrl ?? embedded!.url;
   const orm = await openDatabase(databaseUrl, log, ENTITIES, config.databaseTimeoutMs);
   cleanups.push('database connections', async () => {
-    await closeFastReads(orm);
+    await closePreparedClients(orm);
     await orm.close(true);
   });
   await bootstrapAdmin(orm, config, log);

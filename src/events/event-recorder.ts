@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { executeBound } from '../db/bound-query.js';
+import { preparedWrite } from '../db/prepared-write.js';
 import { DomainEvent } from './domain-event.entity.js';
 import type { RecordedChange } from './event-map.js';
 import { actorRef, repositoryRef } from './payloads.js';
@@ -138,7 +139,7 @@ export class EventRecorder {
           `(select b.id, b.type, b.action, b.body, b.repository_id, b.owner_id from event_body b join recorded r on r.id = b.id) as e`,
         )})`,
     );
-    const [answer] = await executeBound<Record<string, unknown> & { records: Array<Record<string, unknown>> }>(
+    const [answer] = await preparedWrite<Record<string, unknown> & { records: Array<Record<string, unknown>> }>(
       em,
       `with ${change.ctes},
        event_body as (
