@@ -14,7 +14,8 @@
  *     timeout, against a fast receiver alone, in alternating rounds (median of the p99s).
  * Latencies are from the event (the issue's created_at) to the attempt's arrival; the
  * latency run also reports them from the moment the API call was sent.
- * Prints a table and a JSON line. BENCH_ONLY=drain runs the warm-up and scenario 3 alone.
+ * Prints a table and a JSON line. BENCH_ONLY=drain runs the warm-up and scenario 3 alone;
+ * BENCH_CPU_PROF=<dir> samples the service's CPU for the whole run and writes a .cpuprofile there on exit.
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -23,7 +24,7 @@ import { adminClient, createUser } from '../support/client.js';
 import { GitSandbox, remoteUrl } from '../support/git.js';
 import { Receiver } from '../support/receiver.js';
 import { CairnServer, sleep } from '../support/server.js';
-import { cpuTimes, percentile } from './stats.js';
+import { cpuProfileEnv, cpuTimes, percentile } from './stats.js';
 
 const RATE = 40;
 const LATENCY_SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
@@ -43,7 +44,11 @@ async function rssMb(pid: number | undefined): Promise<number | null> {
 const server = await CairnServer.start({
   embedded: true,
   discardOutput: true,
-  env: { CAIRN_WEBHOOK_ALLOWED_HOSTS: 'loopback', LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
+  env: {
+    CAIRN_WEBHOOK_ALLOWED_HOSTS: 'loopback',
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+    ...(await cpuProfileEnv(process.env.BENCH_CPU_PROF)),
+  },
 });
 const receiver = await Receiver.start();
 try {
