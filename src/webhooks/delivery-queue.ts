@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { preparedWrite } from '../db/prepared-write.js';
 import type { ClaimedDelivery } from './retry-policy.js';
 
 /** A due delivery as a claim takes it, with its webhook as it is at that instant. */
@@ -26,7 +27,8 @@ export async function claimDue(
   webhookId: string,
   options: { limit: number; dueWithinSeconds: number; leaseSeconds: number },
 ): Promise<QueuedDelivery[]> {
-  return em.execute<QueuedDelivery[]>(
+  return preparedWrite<QueuedDelivery>(
+    em,
     `with hook as (select id, url, secret_ciphertext, failing_since is not null as failing from webhooks where id = ? and active),
           due as (select d.id from deliveries d join hook on hook.id = d.webhook_id
                    where d.status = 'pending' and d.next_attempt_at <= now() + make_interval(secs => ?)
