@@ -20,11 +20,7 @@ let gnupgHome: string;
 let fingerprint: string;
 
 beforeAll(async () => {
-  [server, receiver, git] = await Promise.all([
-    CairnServer.sharedServer(),
-    Receiver.start(),
-    GitSandbox.create(),
-  ]);
+  [server, receiver, git] = await Promise.all([CairnServer.sharedServer(), Receiver.start(), GitSandbox.create()]);
   owner = await createUser(adminClient(server), 'signer', ['repo', 'admin:repo_hook']);
   gnupgHome = git.path('gnupg');
   await fs.mkdir(gnupgHome, { mode: 0o700 });
