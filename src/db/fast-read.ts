@@ -24,21 +24,29 @@ import { noteStatement } from './statement-count.js';
  */
 export async function fastRead<T extends object>(em: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
   if (em.isInTransaction()) return em.execute<T[]>(sql, params);
-  return runPrepared<T>(em, clientOf(em.config, 'read'), sql, params);
+  return runPrepared<T>(em, 'read', sql, params);
 }
 
 /**
- * A prepared statement on one of postgres.js's connections, noted in the request's statement count.
- * postgres.js has no deadline of its own for a statement: past the ORM's, the caller gets pg's error
- * for the same case (answered 503, unavailable.ts), and the statement, if the database ever
- * answers, is left to finish unheard — as pg's `query_timeout` leaves it.
+ * A prepared statement on one of postgres.js's connections of `role`, noted in the request's
+ * statement count. postgres.js has no deadline of its own for a statement: past the ORM's, the
+ * caller gets pg's error for the same case (answered 503, unavailable.ts). A late read is left to
+ * finish unheard. A late write is cancelled: one still waiting for a connection never runs, and one
+ * running is stopped unless it is already committing — so a client that retries after the 503 does
+ * not find its first attempt landed much later (each write connection runs one statement at a time,
+ * so the cancel reaches that statement and no other).
  */
-export async function runPrepared<T>(em: EntityManager, client: postgres.Sql, sql: string, params: unknown[]): Promise<T[]> {
+export async function runPrepared<T>(em: EntityManager, role: Role, sql: string, params: unknown[]): Promise<T[]> {
+  const { text, count } = numbered(sql);
+  if (count !== params.length) throw new Error(`the statement has ${count} placeholders for ${params.length} values`);
   noteStatement();
-  const running = client.unsafe(numbered(sql), params as postgres.ParameterOrJSON<never>[], { prepare: true });
+  const running = clientOf(em.config, role).unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true });
   const timeoutMs = statementTimeoutOf(em.config);
   const ran = timeoutMs ? await within(running, timeoutMs) : { late: false as const, value: await running };
-  if (ran.late) throw new Error('Query read timeout');
+  if (ran.late) {
+    if (role === 'write') void running.cancel();
+    throw new Error('Query read timeout');
+  }
   return ran.value as unknown as T[];
 }
 
@@ -51,7 +59,9 @@ function statementTimeoutOf(config: EntityManager['config']): number | undefined
 export async function closePreparedClients(orm: MikroORM): Promise<void> {
   const opened = clients.get(orm.config);
   clients.delete(orm.config);
-  await Promise.all([...(opened?.values() ?? [])].map((client) => client.end({ timeout: 5 })));
+  // Whatever writes or reads has stopped by now. A statement still open is one whose connection
+  // dropped under it (postgres.js's end() would wait for it for ever): one second, then closed.
+  await Promise.all([...(opened?.values() ?? [])].map((client) => client.end({ timeout: 1 })));
 }
 
 /**
@@ -61,15 +71,19 @@ export async function closePreparedClients(orm: MikroORM): Promise<void> {
  * many writes and wake-ups. A single Node process cannot issue more simple reads than one backend
  * answers.
  *
- * `write`: the single statements that make a change and record its events (prepared-write.ts). They
- * run long beside a read and wait for their commit, so they have connections of their own, several,
- * as statements for different repositories run side by side.
+ * `write`: the single statements that make a change on their own (prepared-write.ts). They run
+ * long beside a read, may wait on a row lock and wait for their commit, so they have connections of
+ * their own, several, and one statement at a time on each (no pipelining): a statement waiting on a
+ * lock must not hold up the unrelated ones queued behind it, a late one's cancel must reach it
+ * alone, and postgres.js re-prepares a statement whose cached plan a schema change invalidated only
+ * when nothing is pipelined behind it.
  */
-const CONNECTIONS = { read: 1, write: 8 } as const;
+const CONNECTIONS = { read: { max: 1, max_pipeline: 100 }, write: { max: 8, max_pipeline: 0 } } as const;
+type Role = keyof typeof CONNECTIONS;
 
-const clients = new WeakMap<object, Map<keyof typeof CONNECTIONS, postgres.Sql>>();
+const clients = new WeakMap<object, Map<Role, postgres.Sql>>();
 
-export function clientOf(config: EntityManager['config'], role: keyof typeof CONNECTIONS): postgres.Sql {
+function clientOf(config: EntityManager['config'], role: Role): postgres.Sql {
   let opened = clients.get(config);
   if (!opened) clients.set(config, (opened = new Map()));
   let client = opened.get(role);
@@ -79,7 +93,7 @@ export function clientOf(config: EntityManager['config'], role: keyof typeof CON
     const host = decodeURIComponent(new URL(url).hostname);
     const timeoutMs = statementTimeoutOf(config);
     client = postgres(url, {
-      max: CONNECTIONS[role],
+      ...CONNECTIONS[role],
       idle_timeout: 60,
       ...(timeoutMs ? { connect_timeout: Math.ceil(timeoutMs / 1000) } : {}),
       onnotice: () => undefined,
@@ -95,16 +109,16 @@ export function clientOf(config: EntityManager['config'], role: keyof typeof CON
 
 const jsonText = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
 
-const texts = new Map<string, string>();
+const texts = new Map<string, { text: string; count: number }>();
 
 /** numberedPlaceholders, memoised: the texts are a fixed set. */
-function numbered(sql: string): string {
-  let text = texts.get(sql);
-  if (text === undefined) {
-    text = numberedPlaceholders(sql).text;
-    texts.set(sql, text);
+function numbered(sql: string): { text: string; count: number } {
+  let numberedText = texts.get(sql);
+  if (numberedText === undefined) {
+    numberedText = numberedPlaceholders(sql);
+    texts.set(sql, numberedText);
   }
-  return text;
+  return numberedText;
 }
 
 /** A timestamp as a row may hold it (a Date, or the text a driver left it as). */

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { executeBound } from './bound-query.js';
-import { clientOf, runPrepared } from './fast-read.js';
+import { runPrepared } from './fast-read.js';
 
 /**
  * A statement that makes a change on its own (its own transaction), with bound parameters: prepared,
@@ -12,5 +12,5 @@ import { clientOf, runPrepared } from './fast-read.js';
  */
 export function preparedWrite<T>(em: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
   if (em.isInTransaction()) return executeBound<T>(em, sql, params);
-  return runPrepared<T>(em, clientOf(em.config, 'write'), sql, params);
+  return runPrepared<T>(em, 'write', sql, params);
 }

@@ -98,7 +98,9 @@ const ACTIONS_KEPT_AS_KINDS = [
 /**
  * The one statement, over `source` (events aliased `e`: type, action, body as JSON text,
  * repository_id). The conversation is the payload's issue (issue events, comments) or pull request;
- * its id keys the timeline.
+ * its id keys the timeline. The payload is parsed once a row: `OFFSET 0` keeps PostgreSQL from
+ * inlining the subquery that parses it into each of the dozen uses of `b`, each of which would
+ * then parse the text again.
  */
 const insertItems = (source: string) =>
   `insert into timeline_items (repository_id, conversation_id, number, kind, actor, created_at, comment_id, review_id, details)
@@ -125,8 +127,6 @@ const insertItems = (source: string) =>
                     when e.type in ('issues', 'pull_request') and e.action = 'updated' and b->'changes'->'title' is not null then 'renamed'
                   end as kind
              from ${source}
-             -- OFFSET 0 keeps PostgreSQL from inlining \`b\` into each of its uses: inlined, the payload's
-             -- text would be parsed once per use (some dozen times a row), not once.
              cross join lateral (select e.body::jsonb as b offset 0) j
              cross join lateral (select case when e.type in ('issues', 'issue_comment') then b->'issue' else b->'pull_request' end as subject) s
             where e.type in (${KEPT_TYPES.map((t) => `'${t}'`).join(', ')})) k
