@@ -11,7 +11,7 @@ import { ENTITIES } from './capabilities.js';
 import { Collaborators } from './collaborators/collaborator.service.js';
 import { requestContext, type RequestContext, type Services } from './context.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres.js';
-import { closePreparedClients } from './db/fast-read.js';
+import { closePreparedClients } from './db/prepared-statements.js';
 import { openDatabase } from './db/orm.js';
 import { DiskSpace } from './disk/disk-space.js';
 import { reportNoSpaceTo } from './errors/no-space.js';

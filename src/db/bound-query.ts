@@ -11,16 +11,30 @@ import { noteStatement } from './statement-count.js';
  * service's heap out). Bound, a value travels as it is.
  */
 export async function executeBound<T>(em: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
-  const { text, count } = numberedPlaceholders(sql);
-  if (count !== params.length) throw new Error(`the statement has ${count} placeholders for ${params.length} values`);
+  const text = boundText(sql, params);
   noteStatement(); // kysely's path, which the ORM's onQuery does not see
   const result = await em.getKysely().executeQuery<T>(CompiledQuery.raw(text, params));
   return result.rows;
 }
 
 /** `?` placeholders (as `em.execute` takes them) as PostgreSQL's `$1, $2, …`, and how many there are. */
-export function numberedPlaceholders(sql: string): { text: string; count: number } {
+function numberedPlaceholders(sql: string): { text: string; count: number } {
   let count = 0;
   const text = sql.replace(/\?/g, () => `$${++count}`);
   return { text, count };
+}
+
+/**
+ * The text to send for `sql` with `params` bound: its placeholders numbered (memoised in `memo`, for
+ * a fixed set of texts). A count that does not match is a bug, thrown here: PostgreSQL would answer
+ * it with SQLSTATE 08P01, a code of a broken connection, read as the database being unavailable.
+ */
+export function boundText(sql: string, params: unknown[], memo?: Map<string, { text: string; count: number }>): string {
+  let numbered = memo?.get(sql);
+  if (numbered === undefined) {
+    numbered = numberedPlaceholders(sql);
+    memo?.set(sql, numbered);
+  }
+  if (numbered.count !== params.length) throw new Error(`the statement has ${numbered.count} placeholders for ${params.length} values`);
+  return numbered.text;
 }

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { executeBound } from './bound-query.js';
-import { runPrepared } from './fast-read.js';
+import { runPrepared } from './prepared-statements.js';
 
 /**
  * A statement that makes a change on its own (its own transaction), with bound parameters: prepared,
@@ -8,7 +8,7 @@ import { runPrepared } from './fast-read.js';
  * go (event-recorder.ts) are some dozen common table expressions: planning one took PostgreSQL as
  * long as running it, at every run, while a prepared one is planned once per connection. Inside a
  * caller's transaction the statement runs on that transaction's connection, unprepared, as
- * `executeBound` runs it. Its text must be one of a fixed set (fast-read.ts).
+ * `executeBound` runs it. Its text must be one of a fixed set (prepared-statements.ts).
  */
 export function preparedWrite<T>(em: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
   if (em.isInTransaction()) return executeBound<T>(em, sql, params);
