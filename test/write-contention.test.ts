@@ -1,6 +1,8 @@
+import { gql } from '@urql/core';
 import pg from 'pg';
 import { adminClient, createUser } from './support/client.js';
 import { CairnServer } from './support/server.js';
+import { urqlClient } from './support/urql.js';
 
 /**
  * Writes that wait on a lock another transaction holds (as a pull request's creation holds its
@@ -72,13 +74,29 @@ test('an issue waiting on a locked counter does not hold up comments on other re
   }
 });
 
-test('an issue answered 503 after waiting past the deadline is not opened once the lock goes', async () => {
+test('issues answered 503 after waiting past the deadline (REST, and urql over GraphQL) are not opened once the lock goes', async () => {
   const repo = (await user.post('/repos', { name: 'contention-late' })).body.id;
   const lock = await lockCounter(repo);
   try {
-    const late = await user.post(`/repos/${repo}/issues`, { title: 'answered 503' });
+    const [late, lateGraphQL] = await Promise.all([
+      user.post(`/repos/${repo}/issues`, { title: 'answered 503' }),
+      urqlClient(server, user.token)
+        .mutation(
+          gql`
+            mutation ($input: CreateIssueInput!) {
+              createIssue(input: $input) {
+                number
+              }
+            }
+          `,
+          { input: { repositoryId: repo, title: 'answered 503 too' } },
+        )
+        .toPromise(),
+    ]);
     expect(late.status).toBe(503);
     expect(late.headers.get('retry-after')).toBeTruthy();
+    expect(lateGraphQL.error?.graphQLErrors[0]?.extensions.code).toBe('SERVICE_UNAVAILABLE');
+    expect((lateGraphQL.error?.response as Response | undefined)?.status).toBe(503);
   } finally {
     await lock.release();
   }
