@@ -10,7 +10,8 @@ import { urqlClient } from './support/urql.js';
  * - hold up nobody else's: each write statement has a database connection to itself, none is
  *   queued behind a waiting one;
  * - answered 503 once they have waited past CAIRN_DATABASE_TIMEOUT, do not happen afterwards: the
- *   statement is cancelled, so a client retrying after the 503 cannot make the change twice.
+ *   statement is cancelled, and the 503 sent once the cancel took, so a client retrying after it
+ *   cannot make the change twice.
  */
 
 const TIMEOUT_MS = 2_000;
@@ -77,26 +78,38 @@ test('an issue waiting on a locked counter does not hold up comments on other re
 test('issues answered 503 after waiting past the deadline (REST, and urql over GraphQL) are not opened once the lock goes', async () => {
   const repo = (await user.post('/repos', { name: 'contention-late' })).body.id;
   const lock = await lockCounter(repo);
+  const started = performance.now();
+  const answeredWithin = <T>(request: Promise<T>) => request.then((answer) => ({ answer, ms: performance.now() - started }));
   try {
-    const [late, lateGraphQL] = await Promise.all([
-      user.post(`/repos/${repo}/issues`, { title: 'answered 503' }),
-      urqlClient(server, user.token)
-        .mutation(
-          gql`
-            mutation ($input: CreateIssueInput!) {
-              createIssue(input: $input) {
-                number
+    // The first waits at the lock alone; the other two queue behind it and go together, and wait in turn.
+    const [late, lateGraphQL, lateToo] = await Promise.all([
+      answeredWithin(user.post(`/repos/${repo}/issues`, { title: 'answered 503' })),
+      answeredWithin(
+        urqlClient(server, user.token)
+          .mutation(
+            gql`
+              mutation ($input: CreateIssueInput!) {
+                createIssue(input: $input) {
+                  number
+                }
               }
-            }
-          `,
-          { input: { repositoryId: repo, title: 'answered 503 too' } },
-        )
-        .toPromise(),
+            `,
+            { input: { repositoryId: repo, title: 'answered 503 too' } },
+          )
+          .toPromise(),
+      ),
+      answeredWithin(user.post(`/repos/${repo}/issues`, { title: 'queued with it' })),
     ]);
-    expect(late.status).toBe(503);
-    expect(late.headers.get('retry-after')).toBeTruthy();
-    expect(lateGraphQL.error?.graphQLErrors[0]?.extensions.code).toBe('SERVICE_UNAVAILABLE');
-    expect((lateGraphQL.error?.response as Response | undefined)?.status).toBe(503);
+    expect(late.answer.status).toBe(503);
+    expect(late.answer.headers.get('retry-after')).toBeTruthy();
+    expect(lateGraphQL.answer.error?.graphQLErrors[0]?.extensions.code).toBe('SERVICE_UNAVAILABLE');
+    expect((lateGraphQL.answer.error?.response as Response | undefined)?.status).toBe(503);
+    expect(lateToo.answer.status).toBe(503);
+    // The batch the deadline failed is answered at once, not item after item, each with a deadline of its own.
+    for (const { ms } of [late, lateGraphQL, lateToo]) expect(ms).toBeLessThan(2 * TIMEOUT_MS + 1_000);
+    console.log(
+      `three creations at a locked counter answered 503 after ${[late, lateGraphQL, lateToo].map(({ ms }) => Math.round(ms)).join(', ')} ms`,
+    );
   } finally {
     await lock.release();
   }
@@ -105,4 +118,31 @@ test('issues answered 503 after waiting past the deadline (REST, and urql over G
   const retried = await user.post(`/repos/${repo}/issues`, { title: 'the retry' });
   expect(retried.status).toBe(201);
   expect(retried.body.number).toBe(1);
+});
+
+test('a lock released about when the deadline passes: an issue is opened exactly when its creation was answered 201', async () => {
+  // Releases just past the deadline as the test counts it (from the request; the server counts from its statement):
+  // the lock comes just before the cancel, just after, or with it.
+  const offsets = [18, 21, 24, 27, 30, 33, 36, 45]; // eight: one write connection each
+  const repos: string[] = [];
+  for (const [i] of offsets.entries()) repos.push((await user.post('/repos', { name: `contention-edge-${i}` })).body.id);
+  const locks = await Promise.all(repos.map((repo) => lockCounter(repo)));
+  const answers = await Promise.all(
+    repos.map(async (repo, i) => {
+      const creation = user.post(`/repos/${repo}/issues`, { title: 'at the edge' });
+      await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS + offsets[i]!));
+      await locks[i]!.release();
+      return creation;
+    }),
+  );
+  await new Promise((resolve) => setTimeout(resolve, 500)); // time for a statement left running to land
+  const statuses = answers.map((answer) => answer.status);
+  for (const [i, repo] of repos.entries()) {
+    const opened = (await user.get(`/repos/${repo}/issues?state=all`)).body.data as unknown[];
+    expect({ answered: statuses[i], opened: opened.length }).toEqual({ answered: statuses[i], opened: statuses[i] === 201 ? 1 : 0 });
+    expect([201, 503]).toContain(statuses[i]);
+  }
+  console.log(
+    `creations whose lock went ${offsets.join(', ')} ms past the deadline (counted from the request) answered ${statuses.join(', ')}`,
+  );
 });

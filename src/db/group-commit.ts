@@ -1,3 +1,5 @@
+import { isUnavailable } from '../errors/unavailable.js';
+
 /**
  * Group commit: items queued under one key are written by one statement at a time, and those that
  * arrive while it runs go together in the next (at most `most` a statement). Alone, an item is
@@ -6,6 +8,8 @@
  *
  * `write` answers each item of a batch, in order. If it fails for a batch, each item is written
  * alone, so one item's failure is never another's: only the item that fails alone sees its error.
+ * Unless the database failed it (away, or past its deadline: unavailable.ts): then every item
+ * gets that answer at once, rather than each waiting its own deadline after the batch's.
  */
 export class GroupCommit<T, R> {
   private readonly queues = new Map<string, Waiting<T, R>[]>();
@@ -43,8 +47,8 @@ export class GroupCommit<T, R> {
       const answers = await this.write(batch.map((entry) => entry.item));
       batch.forEach((entry, i) => entry.resolve(answers[i]!));
     } catch (error) {
-      if (batch.length === 1) {
-        batch[0]!.reject(error);
+      if (batch.length === 1 || isUnavailable(error)) {
+        for (const entry of batch) entry.reject(error);
         return;
       }
       this.onBatchFailure(error, batch.length);

@@ -13,10 +13,14 @@ import { noteStatement } from './statement-count.js';
  * A prepared statement on one of postgres.js's connections of `role`, noted in the request's
  * statement count. postgres.js has no deadline of its own for a statement: past the ORM's, the
  * caller gets pg's error for the same case (answered 503, unavailable.ts). A late read is left to
- * finish unheard. A late write is cancelled: one still waiting for a connection never runs, and one
- * running is stopped unless it is already committing — so a client that retries after the 503 does
- * not find its first attempt landed much later (each write connection runs one statement at a time,
- * so the cancel reaches that statement and no other).
+ * finish unheard.
+ *
+ * A late write is cancelled, and its outcome heard before the caller is answered: a 503 must mean
+ * the change did not happen, or a client that retries after it makes the change twice. One still
+ * waiting for a connection never runs; one running (each write connection runs one statement at a
+ * time, so the cancel reaches it and no other) is stopped, unless the lock it waited for came or its
+ * commit began before the cancel did — then it landed, and the caller gets its answer, late. Only a
+ * database that answers nothing within CANCEL_HEARD_MS (stalled) leaves the outcome unknown: 503.
  */
 export async function runPrepared<T>(em: EntityManager, role: Role, sql: string, params: unknown[]): Promise<T[]> {
   const text = boundText(sql, params, texts);
@@ -24,12 +28,28 @@ export async function runPrepared<T>(em: EntityManager, role: Role, sql: string,
   const running = clientOf(em.config, role).unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true });
   const timeoutMs = statementTimeoutOf(em.config);
   const ran = timeoutMs ? await within(running, timeoutMs) : { late: false as const, value: await running };
-  if (ran.late) {
-    if (role === 'write') void running.cancel();
-    throw new Error('Query read timeout');
-  }
-  return ran.value as unknown as T[];
+  if (!ran.late) return ran.value as unknown as T[];
+  if (role === 'read') throw lateStatement();
+  // Typed void, a promise at run time; one that could not be sent leaves the statement's outcome to say what happened.
+  Promise.resolve(running.cancel() as unknown).catch(() => undefined);
+  const outcome = await within(
+    running.then(
+      (rows) => ({ landed: true as const, rows }),
+      (error: unknown) => ({ landed: false as const, error }),
+    ),
+    CANCEL_HEARD_MS,
+  );
+  if (outcome.late) throw lateStatement();
+  if (outcome.value.landed) return outcome.value.rows as unknown as T[];
+  throw (outcome.value.error as { code?: unknown }).code === CANCELLED ? lateStatement() : outcome.value.error;
 }
+
+/** How long a late write's outcome is waited for after its cancel: PostgreSQL answers one in milliseconds unless stalled. */
+const CANCEL_HEARD_MS = 1_000;
+/** SQLSTATE query_canceled: the cancel stopped the statement (or postgres.js dropped it from its queue). */
+const CANCELLED = '57014';
+/** pg's own error for a statement past its query_timeout, which unavailable.ts answers 503. */
+const lateStatement = () => new Error('Query read timeout');
 
 /** The ORM's deadline for one statement (orm.ts: CAIRN_DATABASE_TIMEOUT), which the reader keeps too. */
 function statementTimeoutOf(config: EntityManager['config']): number | undefined {

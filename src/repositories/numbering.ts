@@ -96,7 +96,8 @@ const together = new GroupCommit<Queued, Record<string, unknown> | undefined>(as
  * Creations that arrive in this process while a statement for the same
  * repository runs wait for it and then go together in the next one
  * (GroupCommit), numbered in arrival order; should that statement fail, each
- * is retried alone. Inside a caller's transaction, a creation goes alone at
+ * is retried alone (all answered 503 at once if the database failed it, as
+ * one late at a lock). Inside a caller's transaction, a creation goes alone at
  * once (its locks last until that transaction ends).
  *
  * `change` is called before the number exists, with a stand-in that the
