@@ -168,8 +168,10 @@ test('a slow receiver while events keep coming: each first attempt within about 
   }
   const got = await arrived('/steady-slow', 16, 10_000);
   for (const [i, at] of sent.entries()) {
-    expect(got.filter((a) => a.at <= at + 1_300).length).toBeGreaterThanOrEqual(i + 1);
+    expect(got.filter((a) => a.at <= at + 1_000).length).toBeGreaterThanOrEqual(i + 1);
   }
+  const arrivals = got.map((a) => a.at).sort((x, y) => x - y);
+  console.log(`slowest first attempt ${Math.max(...sent.map((at, i) => arrivals[i]! - at))} ms after its event's request`);
   await owner.delete(`/repos/${repo}/webhooks/${hook}`);
 }, 40_000);
 

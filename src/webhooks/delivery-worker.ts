@@ -31,8 +31,10 @@ export interface WorkerSettings {
 /** A drain's window starts here, and grows as quick answers come. */
 const INITIAL_WINDOW = 2;
 /**
- * A delivery due this long is sent whatever the window (up to `maxPerWebhookConcurrency` on the
- * wire): the window paces a burst, it does not make a receiver that never answers wait its timeouts.
+ * The longest a full window holds due deliveries back: past it, whatever is due is sent whatever the
+ * window (up to `maxPerWebhookConcurrency` on the wire). The window paces a burst; it does not make a
+ * receiver that never answers wait its timeouts, nor push a first attempt past a second after its
+ * event (at most this, plus a claim).
  */
 const OVERDUE_MS = 500;
 /** While a webhook succeeds, its `last_response` is written at most this often. */
@@ -87,8 +89,8 @@ interface Drain {
  * The window paces; it does not hold deliveries back past their time. A
  * receiver that never answers would otherwise get one request per timeout
  * and fall ever further behind the retry schedule. So a failing webhook (its
- * latest attempt failed) is sent whatever is due, and any webhook's delivery
- * due for OVERDUE_MS goes whatever its window — both up to
+ * latest attempt failed) is sent whatever is due, and once a webhook's full
+ * window has held due deliveries back for OVERDUE_MS they go whatever the window — both up to
  * `maxPerWebhookConcurrency` on the wire. Failing webhooks together hold at
  * most half of `processConcurrency`, so receivers that hang never keep
  * healthy webhooks waiting for room.
@@ -206,7 +208,7 @@ export class DeliveryWorker {
   private async drain(drain: Drain): Promise<void> {
     for (;;) {
       const more = !this.stopping && (drain.poked || drain.mayHaveMore);
-      // The window has held work back for OVERDUE_MS: what is overdue is claimed now, whatever the window.
+      // The window has held due work back for OVERDUE_MS: all that is due is claimed now, whatever the window.
       const overdue = more && drain.overdueAt !== null && Date.now() >= drain.overdueAt;
       const room = this.roomFor(drain, overdue);
       if (more && room > 0) {
@@ -214,7 +216,7 @@ export class DeliveryWorker {
         if (processRoom > 0) {
           drain.poked = false;
           if (overdue) drain.overdueAt = null;
-          if (!(await this.claimAndStart(drain, Math.min(room, processRoom), overdue))) {
+          if (!(await this.claimAndStart(drain, Math.min(room, processRoom)))) {
             drain.poked = true; // try again after a pause: what was due still is
             await this.idle(drain, CLAIM_RETRY_MS);
           }
@@ -242,7 +244,7 @@ export class DeliveryWorker {
 
   /**
    * How many deliveries the drain may claim now: room on the wire in its window (for a failing
-   * webhook, or a claim of `overdue` deliveries only, the maximum window), and answered attempts
+   * webhook, or once the window has held due work back for OVERDUE_MS, the maximum window), and answered attempts
    * waiting to be recorded bounded by the maximum window. A healthy webhook's claims come in
    * batches: nothing until a quarter of the window is free, unless nothing is on the wire.
    */
@@ -265,12 +267,12 @@ export class DeliveryWorker {
    * the started attempts in one synchronous step, and only then is what is left over offered to
    * drains waiting for room. False when the claim failed (logged; the caller retries).
    */
-  private async claimAndStart(drain: Drain, room: number, overdue: boolean): Promise<boolean> {
+  private async claimAndStart(drain: Drain, room: number): Promise<boolean> {
     drain.sending += room;
     const release = this.reserve(drain, room);
     let claims: Claim[] | null;
     try {
-      claims = await this.claim(drain, room, overdue);
+      claims = await this.claim(drain, room);
     } catch (error) {
       this.log.error({ err: error, webhookId: drain.webhookId }, 'could not claim deliveries; retrying');
       claims = null;
@@ -306,17 +308,16 @@ export class DeliveryWorker {
   }
 
   /**
-   * Takes up to `limit` due deliveries of the webhook from the queue (delivery-queue.ts; with
-   * `overdue`, only those due for OVERDUE_MS), with its current URL and secret.
+   * Takes up to `limit` due deliveries of the webhook from the queue (delivery-queue.ts), with its
+   * current URL and secret.
    */
-  private async claim(drain: Drain, limit: number, overdue: boolean): Promise<Claim[]> {
+  private async claim(drain: Drain, limit: number): Promise<Claim[]> {
     const rows = await claimDue(this.orm.em.fork(), drain.webhookId, {
       limit,
-      dueWithinSeconds: overdue ? -OVERDUE_MS / 1000 : RETRY_TIMER_MS / 1000,
+      dueWithinSeconds: RETRY_TIMER_MS / 1000,
       leaseSeconds: this.leaseSeconds(),
     });
-    // An overdue claim says nothing of deliveries due more recently: the window's next claim looks.
-    drain.mayHaveMore = overdue || rows.length === limit;
+    drain.mayHaveMore = rows.length === limit;
     if (rows.length === 0) return [];
     drain.failing = rows[0]!.failing;
     const secret = this.openSecret(drain.webhookId, rows[0]!.secret_ciphertext);
