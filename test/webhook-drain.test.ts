@@ -10,7 +10,8 @@ import { CairnServer, sleep } from './support/server.js';
 /**
  * The drain of a backlog: a receiver that answers quickly is sent it many
  * requests at a time (more than the 16 of a fixed limit), one that answers
- * slowly or fails is paced only until a delivery is overdue, and attempts
+ * slowly or fails is paced only until the window has held deliveries back
+ * for half a second, and attempts
  * recorded in batches are all recorded.
  */
 
@@ -148,7 +149,7 @@ test('a receiver that answers slowly is paced for a moment, never past the sched
   const { hookPath } = await pushBacklog('slow', '/slow', 5);
   const got = await arrived('/slow', 10, 15_000);
   const first = got[0]!.at;
-  // The window starts at two; what waits past 500 ms goes whatever the window, long before the first answer.
+  // The window starts at two; once it has held the rest back 500 ms, they go whatever the window, long before the first answer.
   expect(most(got.filter((a) => a.at < first + 400))).toBeLessThanOrEqual(2);
   expect(got.every((a) => a.at < first + 1_200)).toBe(true);
   expect(new Set(got.map((a) => a.delivery)).size).toBe(10);

@@ -123,7 +123,7 @@ test('issues answered 503 after waiting past the deadline (REST, and urql over G
 test('a lock released about when the deadline passes: an issue is opened exactly when its creation was answered 201', async () => {
   // Releases just past the deadline as the test counts it (from the request; the server counts from its statement):
   // the lock comes just before the cancel, just after, or with it.
-  const offsets = [18, 21, 24, 27, 30, 33, 36, 45]; // eight: one write connection each
+  const offsets = [0, 30, 50, 70, 90, 120, 200, 400]; // eight: one write connection each
   const repos: string[] = [];
   for (const [i] of offsets.entries()) repos.push((await user.post('/repos', { name: `contention-edge-${i}` })).body.id);
   const locks = await Promise.all(repos.map((repo) => lockCounter(repo)));
@@ -145,4 +145,20 @@ test('a lock released about when the deadline passes: an issue is opened exactly
   console.log(
     `creations whose lock went ${offsets.join(', ')} ms past the deadline (counted from the request) answered ${statuses.join(', ')}`,
   );
+});
+
+test('more creations waiting at locks than there are write connections: those that never got one are answered 503 and never made', async () => {
+  // Twelve repositories locked at once: eight creations wait at their locks, four for a connection.
+  const repos: string[] = [];
+  for (let i = 0; i < 12; i++) repos.push((await user.post('/repos', { name: `contention-queued-${i}` })).body.id);
+  const locks = await Promise.all(repos.map((repo) => lockCounter(repo)));
+  let answers: { status: number }[];
+  try {
+    answers = await Promise.all(repos.map((repo) => user.post(`/repos/${repo}/issues`, { title: 'waits for a connection' })));
+  } finally {
+    await Promise.all(locks.map((lock) => lock.release()));
+  }
+  expect(answers.map((answer) => answer.status)).toEqual(repos.map(() => 503));
+  await new Promise((resolve) => setTimeout(resolve, 500)); // time for a statement left waiting to be sent and land
+  for (const repo of repos) expect((await user.get(`/repos/${repo}/issues?state=all`)).body.data).toEqual([]);
 });

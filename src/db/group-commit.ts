@@ -6,10 +6,14 @@ import { isUnavailable } from '../errors/unavailable.js';
  * written at once; under load a statement takes everything that queued during the previous one —
  * one round trip, one lock and one commit for all of them.
  *
- * `write` answers each item of a batch, in order. If it fails for a batch, each item is written
- * alone, so one item's failure is never another's: only the item that fails alone sees its error.
- * Unless the database failed it (away, or past its deadline: unavailable.ts): then every item
- * gets that answer at once, rather than each waiting its own deadline after the batch's.
+ * `write` answers each item of a batch, in order, with ONE statement: a batch is made or not as a
+ * whole. If it fails, each item is written alone, so one item's failure is never another's: only
+ * the item that fails alone sees its error. Unless the database failed it (away, or past its
+ * deadline: unavailable.ts): then every item gets that answer at once, rather than each waiting a
+ * deadline of its own after the batch's — even if one item's lock wait was what made it late.
+ *
+ * `distinct`, if given, names what no two items of one batch may share (one statement may touch a
+ * row once): an item whose name is taken waits for the next batch, after those before it.
  */
 export class GroupCommit<T, R> {
   private readonly queues = new Map<string, Waiting<T, R>[]>();
@@ -19,6 +23,7 @@ export class GroupCommit<T, R> {
     private readonly most: number,
     /** Told when a batch failed and its items are about to be written one by one. */
     private readonly onBatchFailure: (error: unknown, size: number) => void = () => undefined,
+    private readonly distinct?: (item: T) => string,
   ) {}
 
   add(key: string, item: T): Promise<R> {
@@ -36,10 +41,27 @@ export class GroupCommit<T, R> {
   }
 
   private async drain(key: string, first: Waiting<T, R>[]): Promise<void> {
-    for (let batch = first; batch.length > 0; batch = this.queues.get(key)!.splice(0, this.most)) {
+    for (let batch = first; batch.length > 0; batch = this.nextBatch(this.queues.get(key)!)) {
       await this.writeBatch(batch);
     }
     this.queues.delete(key);
+  }
+
+  /** Takes the next batch off `queued`: at most `most` items, in order, no two of one `distinct` name. */
+  private nextBatch(queued: Waiting<T, R>[]): Waiting<T, R>[] {
+    if (!this.distinct) return queued.splice(0, this.most);
+    const batch: Waiting<T, R>[] = [];
+    const names = new Set<string>();
+    for (let i = 0; i < queued.length && batch.length < this.most;) {
+      const name = this.distinct(queued[i]!.item);
+      if (names.has(name)) {
+        i++;
+        continue;
+      }
+      names.add(name);
+      batch.push(...queued.splice(i, 1));
+    }
+    return batch;
   }
 
   private async writeBatch(batch: Waiting<T, R>[]): Promise<void> {

@@ -11,45 +11,85 @@ import { noteStatement } from './statement-count.js';
 
 /**
  * A prepared statement on one of postgres.js's connections of `role`, noted in the request's
- * statement count. postgres.js has no deadline of its own for a statement: past the ORM's, the
- * caller gets pg's error for the same case (answered 503, unavailable.ts). A late read is left to
- * finish unheard.
+ * statement count. Past the ORM's deadline for a statement the caller gets pg's error for the same
+ * case (answered 503, unavailable.ts). A late read is left to finish unheard.
  *
- * A late write is cancelled, and its outcome heard before the caller is answered: a 503 must mean
- * the change did not happen, or a client that retries after it makes the change twice. One still
- * waiting for a connection never runs; one running (each write connection runs one statement at a
- * time, so the cancel reaches it and no other) is stopped, unless the lock it waited for came or its
- * commit began before the cancel did — then it landed, and the caller gets its answer, late. Only a
- * database that answers nothing within CANCEL_HEARD_MS (stalled) leaves the outcome unknown: 503.
+ * A write is answered 503 only when it did not happen, or a client that retries after the 503
+ * makes the change twice. So no write is cancelled from here (a cancel request races the statement:
+ * it may arrive after the lock it waited for came, or reach the connection's next statement).
+ * PostgreSQL stops a write itself at the deadline (the write connections' `statement_timeout`), and
+ * the caller gets its outcome: its rows, or 503 if it was stopped. A write is handed to postgres.js
+ * only with a connection free for it (`Turns`): one that waits for a turn past the deadline was
+ * never sent, and is answered 503 at once. Only a database that answers nothing within
+ * OUTCOME_GRACE_MS of the deadline (stalled, or slow to connect) leaves the outcome unknown: 503.
+ * A write therefore waits at most two deadlines: for a turn, then for PostgreSQL.
  */
 export async function runPrepared<T>(em: EntityManager, role: Role, sql: string, params: unknown[]): Promise<T[]> {
   const text = boundText(sql, params, texts);
   noteStatement();
-  const running = clientOf(em.config, role).unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true });
+  const { client, turns } = connectionsOf(em.config, role);
   const timeoutMs = statementTimeoutOf(em.config);
-  const ran = timeoutMs ? await within(running, timeoutMs) : { late: false as const, value: await running };
-  if (!ran.late) return ran.value as unknown as T[];
-  if (role === 'read') throw lateStatement();
-  // Typed void, a promise at run time; one that could not be sent leaves the statement's outcome to say what happened.
-  Promise.resolve(running.cancel() as unknown).catch(() => undefined);
-  const outcome = await within(
-    running.then(
-      (rows) => ({ landed: true as const, rows }),
-      (error: unknown) => ({ landed: false as const, error }),
-    ),
-    CANCEL_HEARD_MS,
-  );
-  if (outcome.late) throw lateStatement();
-  if (outcome.value.landed) return outcome.value.rows as unknown as T[];
-  throw (outcome.value.error as { code?: unknown }).code === CANCELLED ? lateStatement() : outcome.value.error;
+  const run = () => client.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true });
+  if (!timeoutMs) return (await run()) as unknown as T[];
+  if (!turns) {
+    const ran = await within(run(), timeoutMs);
+    if (ran.late) throw lateStatement();
+    return ran.value as unknown as T[];
+  }
+  const release = await turns.take(timeoutMs);
+  if (!release) throw lateStatement();
+  const running = run();
+  running.then(release, release);
+  try {
+    const outcome = await within(running, timeoutMs + OUTCOME_GRACE_MS);
+    if (outcome.late) throw lateStatement();
+    return outcome.value as unknown as T[];
+  } catch (error) {
+    throw (error as { code?: unknown }).code === STOPPED_AT_DEADLINE ? lateStatement() : error;
+  }
 }
 
-/** How long a late write's outcome is waited for after its cancel: PostgreSQL answers one in milliseconds unless stalled. */
-const CANCEL_HEARD_MS = 1_000;
-/** SQLSTATE query_canceled: the cancel stopped the statement (or postgres.js dropped it from its queue). */
-const CANCELLED = '57014';
+/** How long after the deadline a write's outcome is waited for: PostgreSQL reports one it stopped in milliseconds, unless stalled. */
+const OUTCOME_GRACE_MS = 1_000;
+/** SQLSTATE query_canceled: PostgreSQL stopped the statement at its `statement_timeout`; nothing of it happened. */
+const STOPPED_AT_DEADLINE = '57014';
 /** pg's own error for a statement past its query_timeout, which unavailable.ts answers 503. */
 const lateStatement = () => new Error('Query read timeout');
+
+/**
+ * A write connection's turns: a statement is handed to postgres.js only when a connection is free
+ * for it, so none waits in postgres.js's own queue, where it could no longer be taken back.
+ */
+class Turns {
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(private free: number) {}
+
+  /** A release once a turn is free, or null if `ms` pass first (the waiter is then gone from the queue). */
+  take(ms: number): Promise<(() => void) | null> {
+    return new Promise((resolve) => {
+      const grant = () => {
+        clearTimeout(timer);
+        let released = false;
+        resolve(() => {
+          if (released) return;
+          released = true;
+          const next = this.waiting.shift();
+          if (next) next();
+          else this.free++;
+        });
+      };
+      const timer = setTimeout(() => {
+        this.waiting.splice(this.waiting.indexOf(grant), 1);
+        resolve(null);
+      }, ms);
+      if (this.free > 0) {
+        this.free--;
+        grant();
+      } else this.waiting.push(grant);
+    });
+  }
+}
 
 /** The ORM's deadline for one statement (orm.ts: CAIRN_DATABASE_TIMEOUT), which the reader keeps too. */
 function statementTimeoutOf(config: EntityManager['config']): number | undefined {
@@ -62,7 +102,7 @@ export async function closePreparedClients(orm: MikroORM): Promise<void> {
   clients.delete(orm.config);
   // Whatever writes or reads has stopped by now. A statement still open is one whose connection
   // dropped under it (postgres.js's end() would wait for it for ever): one second, then closed.
-  await Promise.all([...(opened?.values() ?? [])].map((client) => client.end({ timeout: 1 })));
+  await Promise.all([...(opened?.values() ?? [])].map(({ client }) => client.end({ timeout: 1 })));
 }
 
 /**
@@ -75,37 +115,45 @@ export async function closePreparedClients(orm: MikroORM): Promise<void> {
  * `write`: the single statements that make a change on their own (prepared-write.ts). They run
  * long beside a read, may wait on a row lock and wait for their commit, so they have connections of
  * their own, several, and one statement at a time on each (no pipelining): a statement waiting on a
- * lock must not hold up the unrelated ones queued behind it, a late one's cancel must reach it
- * alone, and postgres.js re-prepares a statement whose cached plan a schema change invalidated only
- * when nothing is pipelined behind it.
+ * lock must not hold up the unrelated ones queued behind it, and postgres.js re-prepares a
+ * statement whose cached plan a schema change invalidated only when nothing is pipelined behind it.
+ * PostgreSQL stops each at the deadline itself (`statement_timeout`, see runPrepared).
  */
 const CONNECTIONS = { read: { max: 1, max_pipeline: 100 }, write: { max: 8, max_pipeline: 0 } } as const;
 type Role = keyof typeof CONNECTIONS;
 
-const clients = new WeakMap<object, Map<Role, postgres.Sql>>();
+/** A role's postgres.js client, and for writes the turns that keep statements out of its queue. */
+interface Connections {
+  client: postgres.Sql;
+  turns: Turns | null;
+}
 
-function clientOf(config: EntityManager['config'], role: Role): postgres.Sql {
+const clients = new WeakMap<object, Map<Role, Connections>>();
+
+function connectionsOf(config: EntityManager['config'], role: Role): Connections {
   let opened = clients.get(config);
   if (!opened) clients.set(config, (opened = new Map()));
-  let client = opened.get(role);
-  if (!client) {
+  let connections = opened.get(role);
+  if (!connections) {
     const url = config.get('clientUrl')!;
     // A Unix socket's directory is the URL's host, percent-encoded (as pg reads it); postgres.js takes it decoded.
     const host = decodeURIComponent(new URL(url).hostname);
     const timeoutMs = statementTimeoutOf(config);
-    client = postgres(url, {
+    const client = postgres(url, {
       ...CONNECTIONS[role],
       idle_timeout: 60,
       ...(timeoutMs ? { connect_timeout: Math.ceil(timeoutMs / 1000) } : {}),
+      ...(timeoutMs && role === 'write' ? { connection: { statement_timeout: timeoutMs } } : {}),
       onnotice: () => undefined,
       ...(host.startsWith('/') ? { host } : {}),
       // A json or jsonb parameter given as text is that JSON's text, as pg takes it (the callers pass
       // `JSON.stringify(…)`, which either driver may run): postgres.js would encode it again, as a string.
       types: { json: { to: 114, from: [114, 3802], serialize: jsonText, parse: (text: string) => JSON.parse(text) as unknown } },
     });
-    opened.set(role, client);
+    connections = { client, turns: role === 'write' ? new Turns(CONNECTIONS.write.max) : null };
+    opened.set(role, connections);
   }
-  return client;
+  return connections;
 }
 
 const jsonText = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));

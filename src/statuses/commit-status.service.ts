@@ -139,31 +139,20 @@ const MOST_AT_ONCE = 64;
 /**
  * Posts to one repository that arrive while a statement for it runs wait for it and go together in
  * the next (GroupCommit): a CI system reports many contexts at once, and each statement's commit
- * waits for the WAL to reach the disk, which costs one post as much as fifty. Answers whether each
- * was made.
+ * waits for the WAL to reach the disk, which costs one post as much as fifty. A batch names each
+ * context once (one statement's upsert may touch a context's row only once): a second post to a
+ * context goes in a later batch, so posts to one context count and take the latest pointer in
+ * arrival order. Answers whether each was made.
  */
-const together = new GroupCommit<Posted, boolean>(async (batch) => {
-  const made = new Set<string>();
-  for (const round of rounds(batch)) for (const id of (await insertStatuses(round)).keys()) made.add(id);
-  return batch.map((posted) => made.has(posted.status.id));
-}, MOST_AT_ONCE);
-
-/**
- * A batch as statements whose posts name distinct contexts, in arrival order: one statement's
- * upsert may touch each context's row only once, and two posts to one context must count and take
- * the latest pointer one after the other.
- */
-function rounds(batch: Posted[]): Posted[][] {
-  const result: Posted[][] = [];
-  const seen = new Map<string, number>();
-  for (const posted of batch) {
-    const key = `${posted.status.sha}\u0000${posted.status.context}`;
-    const round = seen.get(key) ?? 0;
-    seen.set(key, round + 1);
-    (result[round] ??= []).push(posted);
-  }
-  return result;
-}
+const together = new GroupCommit<Posted, boolean>(
+  async (batch) => {
+    const made = await insertStatuses(batch);
+    return batch.map((posted) => made.has(posted.status.id));
+  },
+  MOST_AT_ONCE,
+  undefined,
+  (posted) => `${posted.status.sha}\u0000${posted.status.context}`,
+);
 
 /**
  * ONE statement writes the statuses (of one repository, distinct contexts), each context's latest

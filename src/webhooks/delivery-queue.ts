@@ -20,7 +20,7 @@ export interface QueuedDelivery extends ClaimedDelivery {
  * `leaseSeconds`: a worker that dies holds its claims only that long. Nothing is claimed from a
  * webhook that is inactive or gone.
  *
- * `dueWithinSeconds`: how far ahead of now counts as due (a negative value: due for that long).
+ * `dueWithinSeconds`: how far ahead of now counts as due.
  */
 export async function claimDue(
   em: EntityManager,

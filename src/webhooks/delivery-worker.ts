@@ -235,9 +235,12 @@ export class DeliveryWorker {
         return;
       }
       // A deadline, not a timeout: wake-ups (answers, new events) must not put the overdue claim off.
+      // A drain overdue but waiting for room in the process keeps its deadline: woken with room, it claims overdue.
+      const waitsForRoom = this.waitingForRoom.has(drain);
       if (!more || this.roomFor(drain, false) > 0) drain.overdueAt = null;
-      else if (drain.overdueAt === null || drain.overdueAt <= Date.now()) drain.overdueAt = Date.now() + OVERDUE_MS;
-      const wait = drain.overdueAt === null ? IDLE_CHECK_MS : Math.min(drain.overdueAt - Date.now(), IDLE_CHECK_MS);
+      else if (drain.overdueAt === null || (drain.overdueAt <= Date.now() && !waitsForRoom)) drain.overdueAt = Date.now() + OVERDUE_MS;
+      const untilOverdue = drain.overdueAt === null ? IDLE_CHECK_MS : drain.overdueAt - Date.now();
+      const wait = untilOverdue > 0 ? Math.min(untilOverdue, IDLE_CHECK_MS) : IDLE_CHECK_MS;
       if (await this.idle(drain, wait)) drain.poked = true; // nothing woke it: look again anyway
     }
   }
