@@ -104,4 +104,21 @@ describe('secrets stay in the service', () => {
       expect(env).not.toMatch(/(^|\0)CAIRN_/);
     }
   });
+
+  // Last in the file: it kills the file's server.
+  test('killed with kill -9, the service leaves no git helper behind: the launcher exits at once, closing the output it shared', async () => {
+    const pid = server.process!.pid!;
+    const children = (await fs.readFile(`/proc/${pid}/task/${pid}/children`, 'utf8')).trim().split(/\s+/).filter(Boolean);
+    const commands = await Promise.all(children.map((child) => fs.readFile(`/proc/${child}/cmdline`, 'utf8').catch(() => '')));
+    const launcher = children.find((_, i) => commands[i]!.includes('git-launcher'));
+    expect(launcher).toBeDefined(); // started by the test above
+    const outputClosed = new Promise<void>((resolve) => server.process!.once('close', () => resolve()));
+    await server.kill();
+    const killed = performance.now();
+    await outputClosed; // every holder of the service's stdout and stderr, the launcher among them, is gone
+    const tookMs = performance.now() - killed;
+    expect(tookMs).toBeLessThan(1_000); // no command was running: nothing to wait for (it waited 2 s)
+    const state = await fs.readFile(`/proc/${launcher}/stat`, 'utf8').catch(() => 'gone');
+    expect(state === 'gone' || / Z /.test(state)).toBe(true); // exited (a zombie until init reaps it)
+  });
 });

@@ -106,7 +106,15 @@ process.on('message', (request: Request) => {
   child.stdin.on('error', () => undefined); // git may exit before reading all input
   child.stdin.end(request.input ?? '');
 });
+// The service went away: the commands still running are stopped, and the helper exits as soon as
+// they have (at most GIT_STOP_GRACE_MS later, when SIGKILL has gone out) — at once if none runs.
+// It holds the service's stderr, which whoever started the service may be waiting to see closed.
 process.on('disconnect', () => {
+  if (running.size === 0) process.exit(0);
+  const exitWhenStopped = () => {
+    if (running.size === 0) process.exit(0);
+  };
+  for (const child of running) child.on('close', () => setImmediate(exitWhenStopped));
   void processTree()
     .then((tree) => Promise.all([...running].map((child) => stop(child, tree))))
     .finally(() => setTimeout(() => process.exit(0), GIT_STOP_GRACE_MS));
