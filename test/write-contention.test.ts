@@ -9,9 +9,10 @@ import { urqlClient } from './support/urql.js';
  * repository's number counter until it commits):
  * - hold up nobody else's: each write statement has a database connection to itself, none is
  *   queued behind a waiting one;
- * - answered 503 once they have waited past CAIRN_DATABASE_TIMEOUT, do not happen afterwards: the
- *   statement is cancelled, and the 503 sent once the cancel took, so a client retrying after it
- *   cannot make the change twice.
+ * - answered 503 once they have waited past CAIRN_DATABASE_TIMEOUT, do not happen afterwards:
+ *   PostgreSQL stops the statement at the deadline (its statement_timeout) and the 503 is sent on
+ *   hearing so, and a statement that waited that long for a connection is never sent, so a client
+ *   retrying after the 503 cannot make the change twice.
  */
 
 const TIMEOUT_MS = 2_000;
@@ -121,8 +122,8 @@ test('issues answered 503 after waiting past the deadline (REST, and urql over G
 });
 
 test('a lock released about when the deadline passes: an issue is opened exactly when its creation was answered 201', async () => {
-  // Releases just past the deadline as the test counts it (from the request; the server counts from its statement):
-  // the lock comes just before the cancel, just after, or with it.
+  // Releases just past the deadline as the test counts it (from the request; PostgreSQL counts from its statement):
+  // the lock comes just before PostgreSQL stops the statement, just after, or with it.
   const offsets = [0, 30, 50, 70, 90, 120, 200, 400]; // eight: one write connection each
   const repos: string[] = [];
   for (const [i] of offsets.entries()) repos.push((await user.post('/repos', { name: `contention-edge-${i}` })).body.id);

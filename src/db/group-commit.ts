@@ -41,26 +41,27 @@ export class GroupCommit<T, R> {
   }
 
   private async drain(key: string, first: Waiting<T, R>[]): Promise<void> {
-    for (let batch = first; batch.length > 0; batch = this.nextBatch(this.queues.get(key)!)) {
+    for (let batch = first; batch.length > 0; batch = this.nextBatch(key)) {
       await this.writeBatch(batch);
     }
     this.queues.delete(key);
   }
 
-  /** Takes the next batch off `queued`: at most `most` items, in order, no two of one `distinct` name. */
-  private nextBatch(queued: Waiting<T, R>[]): Waiting<T, R>[] {
+  /** Takes the next batch off the queue of `key`: at most `most` items, in order, no two of one `distinct` name. */
+  private nextBatch(key: string): Waiting<T, R>[] {
+    const queued = this.queues.get(key)!;
     if (!this.distinct) return queued.splice(0, this.most);
     const batch: Waiting<T, R>[] = [];
+    const rest: Waiting<T, R>[] = [];
     const names = new Set<string>();
-    for (let i = 0; i < queued.length && batch.length < this.most;) {
-      const name = this.distinct(queued[i]!.item);
-      if (names.has(name)) {
-        i++;
-        continue;
-      }
-      names.add(name);
-      batch.push(...queued.splice(i, 1));
+    for (const entry of queued) {
+      const name = this.distinct(entry.item);
+      if (batch.length < this.most && !names.has(name)) {
+        names.add(name);
+        batch.push(entry);
+      } else rest.push(entry);
     }
+    this.queues.set(key, rest);
     return batch;
   }
 

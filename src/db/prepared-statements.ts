@@ -20,9 +20,11 @@ import { noteStatement } from './statement-count.js';
  * PostgreSQL stops a write itself at the deadline (the write connections' `statement_timeout`), and
  * the caller gets its outcome: its rows, or 503 if it was stopped. A write is handed to postgres.js
  * only with a connection free for it (`Turns`): one that waits for a turn past the deadline was
- * never sent, and is answered 503 at once. Only a database that answers nothing within
- * OUTCOME_GRACE_MS of the deadline (stalled, or slow to connect) leaves the outcome unknown: 503.
- * A write therefore waits at most two deadlines: for a turn, then for PostgreSQL.
+ * never sent, and is answered 503 at once. The outcome is unknown (answered 503 all the same) only
+ * when the database answers nothing within OUTCOME_GRACE_MS of the deadline (stalled, or slow to
+ * connect) or the connection is lost under the statement (a restart, a failover). A write waits
+ * for a turn, then for PostgreSQL: about two deadlines at most, beside what its caller waited before
+ * (a group commit's batch ahead of it).
  */
 export async function runPrepared<T>(em: EntityManager, role: Role, sql: string, params: unknown[]): Promise<T[]> {
   const text = boundText(sql, params, texts);
@@ -38,7 +40,13 @@ export async function runPrepared<T>(em: EntityManager, role: Role, sql: string,
   }
   const release = await turns.take(timeoutMs);
   if (!release) throw lateStatement();
-  const running = run();
+  let running: ReturnType<typeof run>;
+  try {
+    running = run();
+  } catch (error) {
+    release();
+    throw error;
+  }
   running.then(release, release);
   try {
     const outcome = await within(running, timeoutMs + OUTCOME_GRACE_MS);
@@ -80,7 +88,8 @@ class Turns {
         });
       };
       const timer = setTimeout(() => {
-        this.waiting.splice(this.waiting.indexOf(grant), 1);
+        const at = this.waiting.indexOf(grant);
+        if (at >= 0) this.waiting.splice(at, 1);
         resolve(null);
       }, ms);
       if (this.free > 0) {
@@ -141,9 +150,19 @@ function connectionsOf(config: EntityManager['config'], role: Role): Connections
     const timeoutMs = statementTimeoutOf(config);
     const client = postgres(url, {
       ...CONNECTIONS[role],
-      idle_timeout: 60,
       ...(timeoutMs ? { connect_timeout: Math.ceil(timeoutMs / 1000) } : {}),
-      ...(timeoutMs && role === 'write' ? { connection: { statement_timeout: timeoutMs } } : {}),
+      // Write connections stay open once opened (no idle end, no lifetime): a connection ending or
+      // reopening is a moment when postgres.js would queue a statement where Turns cannot see it.
+      // Its catalog query at connect (array types) would run under the statement_timeout, and
+      // postgres.js leaves that query's failure unhandled: the writes bind and return no arrays.
+      ...(role === 'write'
+        ? {
+            idle_timeout: 0,
+            max_lifetime: null,
+            fetch_types: false,
+            ...(timeoutMs ? { connection: { statement_timeout: timeoutMs } } : {}),
+          }
+        : { idle_timeout: 60 }),
       onnotice: () => undefined,
       ...(host.startsWith('/') ? { host } : {}),
       // A json or jsonb parameter given as text is that JSON's text, as pg takes it (the callers pass
