@@ -3,7 +3,7 @@
  * by the test suite (test/architecture.test.ts). Lowest first:
  *
  *   kernel       src/{config,logger,ids,version,principal}.ts, src/errors/
- *   platform     src/db/, src/disk/, src/graphql/, src/http/, src/jobs/, src/memory/, src/ratelimit/ — name no capability
+ *   platform     src/concurrency/, src/db/, src/disk/, src/graphql/, src/http/, src/jobs/, src/memory/, src/ratelimit/ — name no capability
  *   capabilities auth → events → repositories → git → collaborators | conversations → issues → pulls → statuses
  *                → protection,
  *                and webhooks (→ repositories): each imports only those before it
@@ -15,7 +15,7 @@
  * is given the implementation at start-up (repositories → git storage).
  */
 const KERNEL = '^src/(config|logger|ids|version|principal)\\.ts$|^src/errors/';
-const PLATFORM = '^src/(db|disk|graphql|http|jobs|memory|ratelimit)/';
+const PLATFORM = '^src/(concurrency|db|disk|graphql|http|jobs|memory|ratelimit)/';
 const COMPOSITION = '^src/(capabilities|context|schema|server|run|cli)\\.ts$|^src/(scripts|cli|backup)/';
 const CAPABILITIES = [
   'auth',

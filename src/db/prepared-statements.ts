@@ -1,5 +1,6 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import postgres from 'postgres';
+import { SharedSlots } from '../concurrency/slots.js';
 import { within } from '../deadline.js';
 import { boundText } from './bound-query.js';
 import { noteStatement } from './statement-count.js';
@@ -19,7 +20,7 @@ import { noteStatement } from './statement-count.js';
  * it may arrive after the lock it waited for came, or reach the connection's next statement).
  * PostgreSQL stops a write itself at the deadline (the write connections' `statement_timeout`), and
  * the caller gets its outcome: its rows, or 503 if it was stopped. A write is handed to postgres.js
- * only with a connection free for it (`Turns`): one that waits for a turn past the deadline was
+ * only with a connection free for it (`turns`, as many as the connections): one that waits for a turn past the deadline was
  * never sent, and is answered 503 at once. The outcome is unknown (answered 503 all the same) only
  * when the database answers nothing within OUTCOME_GRACE_MS of the deadline (stalled, or slow to
  * connect) or the connection is lost under the statement (a restart, a failover). A write waits
@@ -38,8 +39,8 @@ export async function runPrepared<T>(em: EntityManager, role: Role, sql: string,
     if (ran.late) throw lateStatement();
     return ran.value as unknown as T[];
   }
-  const release = await turns.take(timeoutMs);
-  if (!release) throw lateStatement();
+  const release = await turns.acquire([], AbortSignal.timeout(timeoutMs));
+  if (!release) throw lateStatement(); // never handed to postgres.js: it cannot land
   let running: ReturnType<typeof run>;
   try {
     running = run();
@@ -63,42 +64,6 @@ const OUTCOME_GRACE_MS = 1_000;
 const STOPPED_AT_DEADLINE = '57014';
 /** pg's own error for a statement past its query_timeout, which unavailable.ts answers 503. */
 const lateStatement = () => new Error('Query read timeout');
-
-/**
- * A write connection's turns: a statement is handed to postgres.js only when a connection is free
- * for it, so none waits in postgres.js's own queue, where it could no longer be taken back.
- */
-class Turns {
-  private readonly waiting: Array<() => void> = [];
-
-  constructor(private free: number) {}
-
-  /** A release once a turn is free, or null if `ms` pass first (the waiter is then gone from the queue). */
-  take(ms: number): Promise<(() => void) | null> {
-    return new Promise((resolve) => {
-      const grant = () => {
-        clearTimeout(timer);
-        let released = false;
-        resolve(() => {
-          if (released) return;
-          released = true;
-          const next = this.waiting.shift();
-          if (next) next();
-          else this.free++;
-        });
-      };
-      const timer = setTimeout(() => {
-        const at = this.waiting.indexOf(grant);
-        if (at >= 0) this.waiting.splice(at, 1);
-        resolve(null);
-      }, ms);
-      if (this.free > 0) {
-        this.free--;
-        grant();
-      } else this.waiting.push(grant);
-    });
-  }
-}
 
 /** The ORM's deadline for one statement (orm.ts: CAIRN_DATABASE_TIMEOUT), which the reader keeps too. */
 function statementTimeoutOf(config: EntityManager['config']): number | undefined {
@@ -131,10 +96,14 @@ export async function closePreparedClients(orm: MikroORM): Promise<void> {
 const CONNECTIONS = { read: { max: 1, max_pipeline: 100 }, write: { max: 8, max_pipeline: 0 } } as const;
 type Role = keyof typeof CONNECTIONS;
 
-/** A role's postgres.js client, and for writes the turns that keep statements out of its queue. */
+/**
+ * A role's postgres.js client, and for writes its turns: a statement is handed to postgres.js only
+ * when a connection is free for it, so none waits in postgres.js's own queue, where it could no
+ * longer be taken back.
+ */
 interface Connections {
   client: postgres.Sql;
-  turns: Turns | null;
+  turns: SharedSlots | null;
 }
 
 const clients = new WeakMap<object, Map<Role, Connections>>();
@@ -152,7 +121,7 @@ function connectionsOf(config: EntityManager['config'], role: Role): Connections
       ...CONNECTIONS[role],
       ...(timeoutMs ? { connect_timeout: Math.ceil(timeoutMs / 1000) } : {}),
       // Write connections stay open once opened (no idle end, no lifetime): a connection ending or
-      // reopening is a moment when postgres.js would queue a statement where Turns cannot see it.
+      // reopening is a moment when postgres.js would queue a statement where the turns cannot see it.
       // Its catalog query at connect (array types) would run under the statement_timeout, and
       // postgres.js leaves that query's failure unhandled: the writes bind and return no arrays.
       ...(role === 'write'
@@ -169,7 +138,7 @@ function connectionsOf(config: EntityManager['config'], role: Role): Connections
       // `JSON.stringify(…)`, which either driver may run): postgres.js would encode it again, as a string.
       types: { json: { to: 114, from: [114, 3802], serialize: jsonText, parse: (text: string) => JSON.parse(text) as unknown } },
     });
-    connections = { client, turns: role === 'write' ? new Turns(CONNECTIONS.write.max) : null };
+    connections = { client, turns: role === 'write' ? new SharedSlots(CONNECTIONS.write.max) : null };
     opened.set(role, connections);
   }
   return connections;

@@ -5,7 +5,7 @@ import type { Principal } from '../principal.js';
 import { commitSignature, noreplyEmail } from '../auth/commit-identity.js';
 import { Permission } from '../auth/permissions.js';
 import { conflict, notMergeable, Problems } from '../errors/domain-error.js';
-import { SharedSlots } from '../git/concurrency.js';
+import { SharedSlots } from '../concurrency/slots.js';
 import type { MergeNote } from './follow-refs.js';
 import { buildMerge, MergeMethod, NotMergeable } from './merge-commits.js';
 import { PullRequestState } from './pull-request.entity.js';

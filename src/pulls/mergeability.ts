@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { QueryResult } from '@mikro-orm/core';
-import { FairSlots, mapLimit } from '../git/concurrency.js';
+import { FairSlots, mapLimit } from '../concurrency/slots.js';
 import type { GitStorage } from '../git/storage.js';
 import type { MergeabilityOutcome, Metrics } from '../http/metrics.js';
 import type { Logger } from '../logger.js';

@@ -1,4 +1,4 @@
-import { FairSlots, mapLimit, SharedSlots } from '../../src/git/concurrency.js';
+import { FairSlots, mapLimit, SharedSlots } from '../../src/concurrency/slots.js';
 
 /** Lets every pending promise callback run (grants are resolved promises, not timers). */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));

@@ -2,7 +2,7 @@ import { within } from '../../deadline.js';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { SharedSlots } from '../concurrency.js';
+import { SharedSlots } from '../../concurrency/slots.js';
 import { installHooks } from '../hooks.js';
 
 /** Pushes one user may have in flight at once in one process. */

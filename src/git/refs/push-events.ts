@@ -1,4 +1,4 @@
-import { mapLimit } from '../concurrency.js';
+import { mapLimit } from '../../concurrency/slots.js';
 import type { CommitsNewTo } from './journal.js';
 import { NO_PUSH_DETAILS, type PushCertificate, type PushDetails } from './push-details.js';
 import { briefMessage, describeCommits, hasNewCommits, isAncestor, newCommits, peelToCommits, type PushCommit } from '../commits.js';

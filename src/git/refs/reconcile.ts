@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Agenda } from 'agenda';
 import { defineJob, type JobDefinitions } from '../../jobs/agenda.js';
 import type { Logger } from '../../logger.js';
-import { mapLimit } from '../concurrency.js';
+import { mapLimit } from '../../concurrency/slots.js';
 import type { RefTransactions } from './ref-transaction.js';
 import { refsFingerprint } from './refs-fingerprint.js';
 import type { GitStorage } from '../storage.js';
