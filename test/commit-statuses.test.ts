@@ -241,6 +241,31 @@ test('a context holds at most 1,000 statuses of a commit: the next is 422 and ch
   expect((await post(ci, feature, { state: 'success', context: 'ci/other' })).status).toBe(201);
 });
 
+test('posts racing on two contexts of a commit: each is made, counted, and the latest is the last one posted', async () => {
+  // Posts that queue while a statement runs go together in the next, a context at most once each:
+  // the second post to a context waits for a later statement, so counts and latest pointers hold.
+  const contexts = ['race/a', 'race/b'];
+  const posted = await Promise.all(
+    Array.from({ length: 24 }, (_, i) => post(ci, feature, { state: i % 3 === 0 ? 'failure' : 'success', context: contexts[i % 2] })),
+  );
+  expect(posted.map((answer) => answer.status)).toEqual(posted.map(() => 201));
+  const rows = await query<{ context: string; count: number; latest_created: Date; newest: Date }>(
+    server,
+    `select c.context, c.count, l.created_at as latest_created,
+            (select max(s.created_at) from commit_statuses s where s.repository_id = c.repository_id and s.sha = c.sha and s.context = c.context) as newest
+       from commit_status_contexts c join commit_statuses l on l.id = c.latest_id
+      where c.repository_id = $1 and c.sha = $2 and c.context = any($3) order by c.context`,
+    [repo.id, feature, contexts],
+  );
+  expect(rows.map(({ context, count }) => ({ context, count }))).toEqual(contexts.map((context) => ({ context, count: 12 })));
+  for (const row of rows) expect(row.latest_created).toEqual(row.newest);
+  const combined = (await reader.get(combinedPath(feature))).body;
+  for (const row of rows) {
+    const latest = combined.statuses.find((status: { context: string }) => status.context === row.context);
+    expect(new Date(latest.created_at)).toEqual(row.newest);
+  }
+});
+
 test('the status webhook: signed, with the branches whose tip is the commit', async () => {
   const res = await post(ci, feature, {
     state: 'success',
