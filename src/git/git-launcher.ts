@@ -97,9 +97,11 @@ process.on('message', (request: Request) => {
     running.delete(child);
     clearTimeout(deadline);
     if (leader) watch.forget(leader);
-    // Sent only while the service listens: after it went away the answer has no one to go to.
+    // Sent only while the service listens: after it went away the answer has no one to go to, and
+    // the last command to end lets the helper go (see 'disconnect').
     if (process.connected)
       process.send?.({ id: request.id, code, stdout: Buffer.concat(out), stderr, truncated, exceeded }, () => undefined);
+    else if (running.size === 0) process.exit(0);
   };
   child.on('error', (error) => answer(null, String(error)));
   child.on('close', (code) => answer(code, Buffer.concat(err).toString('utf8')));
@@ -111,10 +113,6 @@ process.on('message', (request: Request) => {
 // It holds the service's stderr, which whoever started the service may be waiting to see closed.
 process.on('disconnect', () => {
   if (running.size === 0) process.exit(0);
-  const exitWhenStopped = () => {
-    if (running.size === 0) process.exit(0);
-  };
-  for (const child of running) child.on('close', () => setImmediate(exitWhenStopped));
   void processTree()
     .then((tree) => Promise.all([...running].map((child) => stop(child, tree))))
     .finally(() => setTimeout(() => process.exit(0), GIT_STOP_GRACE_MS));
