@@ -3,6 +3,7 @@ import type { GraphQLSchema } from 'graphql';
 import { GraphQLDateTime } from 'graphql-scalars';
 import { buildSchema } from 'type-graphql';
 import { RESOLVERS } from './capabilities.js';
+import { freshLoadsPerMutation } from './graphql/batch-loader.js';
 import { guardTextArguments } from './graphql/text-arguments.js';
 
 let built: Promise<GraphQLSchema> | undefined;
@@ -13,6 +14,8 @@ export function getSchema(): Promise<GraphQLSchema> {
     resolvers: [...RESOLVERS],
     scalarsMap: [{ type: Date, scalar: GraphQLDateTime }],
     validate: false, // inputs are validated by the use cases, with field-level details
-  }).then(guardTextArguments);
+  })
+    .then(guardTextArguments)
+    .then(freshLoadsPerMutation);
   return built;
 }

@@ -310,3 +310,38 @@ test('a list filter names at most 100 labels (REST labels= and the GraphQL argum
   );
   expect(JSON.stringify(graphql.errors)).toContain('too_many');
 });
+
+test('GraphQL through urql: each change of a mutation document answers what it left, not what an earlier field of the document loaded', async () => {
+  const number = (await owner.post(`/repos/${privateRepo.id}/issues`, { title: 'assigned and unassigned at once' })).body.number;
+  const result = await urqlClient(server, owner.token)
+    .mutation(
+      gql`
+        mutation ($repositoryId: ID!, $number: Int!) {
+          a: addAssignees(input: { repositoryId: $repositoryId, number: $number, assignees: ["asg-writer"] }) {
+            assignees {
+              login
+            }
+          }
+          b: removeAssignees(input: { repositoryId: $repositoryId, number: $number, assignees: ["asg-writer"] }) {
+            assignees {
+              login
+            }
+          }
+          c: addAssignees(input: { repositoryId: $repositoryId, number: $number, assignees: ["asg-owner"] }) {
+            assignees {
+              login
+            }
+          }
+        }
+      `,
+      { repositoryId: privateRepo.id, number },
+    )
+    .toPromise();
+  expect(result.error).toBeUndefined();
+  expect(result.data).toEqual({
+    a: { assignees: [{ login: 'asg-writer' }] },
+    b: { assignees: [] },
+    c: { assignees: [{ login: 'asg-owner' }] },
+  });
+  expect((await owner.get(`/repos/${privateRepo.id}/issues/${number}`)).body.assignees).toEqual([ref(owner)]);
+});
