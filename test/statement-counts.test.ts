@@ -163,3 +163,31 @@ describe('requests making the same read at the same moment', () => {
     }
   });
 });
+
+test('opening an issue answers its labels and assignees without a statement of theirs: it has none yet', async () => {
+  const opened = await createUser(adminClient(server), 'counted-opener');
+  const where = (await opened.post('/repos', { name: 'opened-here' })).body as { id: string };
+  const open = async (fields: string) => {
+    const res = await fetch(`${server.url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${opened.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        query: `mutation($r: ID!) { createIssue(input: { repositoryId: $r, title: "counted" }) { ${fields} } }`,
+        variables: { r: where.id },
+      }),
+    });
+    const body = (await res.json()) as { data?: { createIssue: Record<string, unknown> }; errors?: unknown };
+    expect(body.errors).toBeUndefined();
+    return {
+      answer: body.data!.createIssue,
+      statements: Number(/(?:^|,)\s*sql;count=(\d+)/.exec(res.headers.get('server-timing') ?? '')![1]),
+    };
+  };
+  const bare = await fewestOfThree(async () => (await open('number')).statements);
+  const withParts = await fewestOfThree(async () => {
+    const { answer, statements } = await open('number labels { name } assignees { login }');
+    expect(answer).toMatchObject({ labels: [], assignees: [] });
+    return statements;
+  });
+  expect(withParts).toBe(bare);
+});

@@ -1,5 +1,6 @@
 import { Arg, Args, Ctx, FieldResolver, Int, Mutation, Resolver, Root, UseMiddleware } from 'type-graphql';
 import { ConversationFilterArgs } from '../conversations/conversation-filter.js';
+import { openedNow } from '../conversations/new-conversation.js';
 import { CreatesContent } from '../ratelimit/creates-content.js';
 import type { ResolverContext } from '../graphql/context.js';
 import { ConnectionType, PageArgs, resolvePage } from '../graphql/pagination.js';
@@ -16,8 +17,10 @@ const IssueConnection = ConnectionType(Issue, 'IssueConnection');
 export class IssueResolver {
   @UseMiddleware(CreatesContent)
   @Mutation(() => Issue, { description: 'Needs read access to the repository and the repo scope.' })
-  createIssue(@Arg('input', () => CreateIssueInput) input: CreateIssueInput, @Ctx() ctx: Context): Promise<Issue> {
-    return ctx.services.issues.create(ctx.em, ctx.viewer, input);
+  async createIssue(@Arg('input', () => CreateIssueInput) input: CreateIssueInput, @Ctx() ctx: Context): Promise<Issue> {
+    const issue = await ctx.services.issues.create(ctx.em, ctx.viewer, input);
+    openedNow(ctx, ctx.em, issue.repository.id, issue.number);
+    return issue;
   }
 
   @Mutation(() => Issue, { description: 'Title, body, state and state reason. The author or a writer may change an issue.' })

@@ -1,6 +1,7 @@
 import { Arg, Args, Ctx, Extensions, FieldResolver, Info, Int, Mutation, Resolver, Root, UseMiddleware } from 'type-graphql';
 import type { GraphQLResolveInfo } from 'graphql';
 import { ConversationFilterArgs } from '../conversations/conversation-filter.js';
+import { openedNow } from '../conversations/new-conversation.js';
 import { CreatesContent } from '../ratelimit/creates-content.js';
 import type { ResolverContext } from '../graphql/context.js';
 import { CommitConnection } from '../git/git.types.js';
@@ -32,11 +33,13 @@ const PullRequestFileConnection = ConnectionType(PullRequestFile, 'PullRequestFi
 export class PullRequestResolver {
   @UseMiddleware(CreatesContent)
   @Mutation(() => PullRequestView, { description: 'Opens a pull request from head into base. Needs read access and the repo scope.' })
-  createPullRequest(
+  async createPullRequest(
     @Arg('input', () => CreatePullRequestInput) input: CreatePullRequestInput,
     @Ctx() ctx: Context,
   ): Promise<PullRequestView> {
-    return ctx.services.pulls.create(ctx.em, ctx.viewer, input);
+    const pull = await ctx.services.pulls.create(ctx.em, ctx.viewer, input);
+    openedNow(ctx, ctx.em, pull.repositoryId, pull.number);
+    return pull;
   }
 
   @Mutation(() => PullRequestView, { description: 'Title, body, base, draft; close or reopen. The author or a writer may change it.' })

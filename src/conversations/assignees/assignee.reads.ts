@@ -1,4 +1,4 @@
-import { rowsOfConversation } from '../by-conversation.js';
+import { rowsOfConversation, type ConversationPart } from '../by-conversation.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ActorRef } from '../../events/payloads.js';
 
@@ -16,11 +16,14 @@ const ASSIGNEES_OF = `select k.repository_id, k.number, u.id, u.login
      join users u on u.id = a.user_id
     order by u.login_key`;
 
+/** The assignees of issues and pull requests, as a part of each that a page loads together. */
+export const ASSIGNEES: ConversationPart = { name: 'conversation-assignees', sql: ASSIGNEES_OF };
+
 /**
  * The assignees of an issue or pull request as a field of a listed item: those of a whole page
  * load together, in one statement (`scope`: the request's context).
  */
 export async function assigneesOfConversation(scope: object, em: EntityManager, repositoryId: string, number: number): Promise<ActorRef[]> {
-  const rows = await rowsOfConversation<AssigneeRow>(scope, 'conversation-assignees', ASSIGNEES_OF, em, repositoryId, number);
+  const rows = await rowsOfConversation<AssigneeRow>(scope, ASSIGNEES, em, repositoryId, number);
   return rows.map(({ id, login }) => ({ id, login }));
 }

@@ -1,4 +1,4 @@
-import { rowsOfConversation } from '../by-conversation.js';
+import { rowsOfConversation, type ConversationPart } from '../by-conversation.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { fastRead } from '../../db/fast-read.js';
 import { Label } from './label.entity.js';
@@ -35,6 +35,9 @@ const LABELS_OF = `select l.*, k.number
      join labels l on l.id = cl.label_id
     order by l.name_key`;
 
+/** The labels of issues and pull requests, as a part of each that a page loads together. */
+export const LABELS: ConversationPart = { name: 'conversation-labels', sql: LABELS_OF };
+
 /** The labels of one issue or pull request, by name (read in `em`'s transaction when it has one). */
 export async function labelsOn(em: EntityManager, repositoryId: string, number: number): Promise<Label[]> {
   const rows = await fastRead<LabelRow>(em, LABELS_OF, [JSON.stringify([{ repository_id: repositoryId, number }])]);
@@ -46,5 +49,5 @@ export async function labelsOn(em: EntityManager, repositoryId: string, number: 
  * load together, in one statement, once its resolvers have all asked (`scope`: the request's context).
  */
 export async function labelsOfConversation(scope: object, em: EntityManager, repositoryId: string, number: number): Promise<Label[]> {
-  return (await rowsOfConversation<LabelRow>(scope, 'conversation-labels', LABELS_OF, em, repositoryId, number)).map(labelOf);
+  return (await rowsOfConversation<LabelRow>(scope, LABELS, em, repositoryId, number)).map(labelOf);
 }
