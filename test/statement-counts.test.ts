@@ -27,20 +27,26 @@ afterAll(async () => {
   await Promise.all([server?.destroy(), git?.cleanup()]);
 });
 
-/** The statements a GraphQL request sent, from its answer's Server-Timing header. */
-async function statementsOf(query: string, variables: Record<string, unknown>): Promise<number> {
-  const res = await fetch(`${server.url}/graphql`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${owner.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ query, variables }),
-  });
-  const body = (await res.json()) as { errors?: unknown };
-  expect(body.errors).toBeUndefined();
-  const timing = res.headers.get('server-timing') ?? '';
-  const count = /(?:^|,)\s*sql;count=(\d+)/.exec(timing);
+/** The statements a request sent, from its answer's Server-Timing header. */
+function sqlCount(res: Response): number {
+  const count = /(?:^|,)\s*sql;count=(\d+)/.exec(res.headers.get('server-timing') ?? '');
   expect(count).not.toBeNull();
   return Number(count![1]);
 }
+
+/** A GraphQL request's data and the statements it sent (as `owner`, or the holder of `token`). */
+async function graphqlAnswer(query: string, variables: Record<string, unknown>, token = owner.token) {
+  const res = await fetch(`${server.url}/graphql`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = (await res.json()) as { data?: Record<string, any>; errors?: unknown };
+  expect(body.errors).toBeUndefined();
+  return { data: body.data!, statements: sqlCount(res) };
+}
+
+const statementsOf = async (query: string, variables: Record<string, unknown>) => (await graphqlAnswer(query, variables)).statements;
 
 /**
  * Twelve open pull requests, each with two reviews, a label, an assignee, a status on its head and
@@ -93,7 +99,7 @@ test('the REST list of pull requests, with their labels, assignees, reviewers, s
     const page = (await res.json()) as { data: { labels: unknown[]; assignees: unknown[]; status: string }[] };
     expect(page.data).toHaveLength(limit);
     expect(page.data.every((pull) => pull.labels.length === 1 && pull.assignees.length === 1 && pull.status === 'success')).toBe(true);
-    return Number(/(?:^|,)\s*sql;count=(\d+)/.exec(res.headers.get('server-timing') ?? '')![1]);
+    return sqlCount(res);
   };
   const few = await fewestOfThree(() => listed(2));
   const many = await fewestOfThree(() => listed(12));
@@ -102,8 +108,6 @@ test('the REST list of pull requests, with their labels, assignees, reviewers, s
 });
 
 describe('requests making the same read at the same moment', () => {
-  const countOf = (res: Response) => Number(/(?:^|,)\s*sql;count=(\d+)/.exec(res.headers.get('server-timing') ?? '')![1]);
-
   test('share one statement: a burst of reads of one repository has answers that sent none', async () => {
     const reader = await createUser(adminClient(server), 'burst-reader');
     const busy = (await reader.post('/repos', { name: 'busy' })).body as { id: string };
@@ -116,7 +120,7 @@ describe('requests making the same read at the same moment', () => {
       for (const res of answers) {
         expect(res.status).toBe(200);
         expect(((await res.json()) as { id: string }).id).toBe(busy.id);
-        if (countOf(res) === 0) sentNone.push(burst);
+        if (sqlCount(res) === 0) sentNone.push(burst);
       }
     }
     expect(sentNone.length).toBeGreaterThan(0);
@@ -168,20 +172,12 @@ test('opening an issue answers its labels and assignees without a statement of t
   const opened = await createUser(adminClient(server), 'counted-opener');
   const where = (await opened.post('/repos', { name: 'opened-here' })).body as { id: string };
   const open = async (fields: string) => {
-    const res = await fetch(`${server.url}/graphql`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${opened.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        query: `mutation($r: ID!) { createIssue(input: { repositoryId: $r, title: "counted" }) { ${fields} } }`,
-        variables: { r: where.id },
-      }),
-    });
-    const body = (await res.json()) as { data?: { createIssue: Record<string, unknown> }; errors?: unknown };
-    expect(body.errors).toBeUndefined();
-    return {
-      answer: body.data!.createIssue,
-      statements: Number(/(?:^|,)\s*sql;count=(\d+)/.exec(res.headers.get('server-timing') ?? '')![1]),
-    };
+    const { data, statements } = await graphqlAnswer(
+      `mutation($r: ID!) { createIssue(input: { repositoryId: $r, title: "counted" }) { ${fields} } }`,
+      { r: where.id },
+      opened.token,
+    );
+    return { answer: data.createIssue, statements };
   };
   const bare = await fewestOfThree(async () => (await open('number')).statements);
   const withParts = await fewestOfThree(async () => {
