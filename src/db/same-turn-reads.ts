@@ -1,4 +1,4 @@
-import rfdc from 'rfdc';
+import { klona } from 'klona';
 
 /**
  * Identical reads (the same text and parameters) asked for in one turn of the event loop, sent as
@@ -42,8 +42,12 @@ interface Asker<T> {
   reject(error: unknown): void;
 }
 
-/** A deep copy of rows as drivers give them (plain objects, arrays, Dates, Buffers), several times faster than structuredClone. */
-const copyOf = rfdc();
+/**
+ * A deep copy of rows as drivers give them (plain objects, arrays, Dates, Buffers), about twice
+ * as fast as structuredClone. A `__proto__` key of parsed JSON stays a key of the copy, as
+ * JSON.parse made it, rather than becoming its prototype (as a plain assignment would).
+ */
+const copyOf = klona;
 
 /** Gives an asker the rows or a copy; rows that cannot be copied (a cycle) fail that asker alone. */
 function answer<T>(asker: Asker<T>, rows: T[], copy: boolean): void {
