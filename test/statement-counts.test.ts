@@ -168,22 +168,44 @@ describe('requests making the same read at the same moment', () => {
   });
 });
 
-test('opening an issue answers its labels and assignees without a statement of theirs: it has none yet', async () => {
-  const opened = await createUser(adminClient(server), 'counted-opener');
-  const where = (await opened.post('/repos', { name: 'opened-here' })).body as { id: string };
-  const open = async (fields: string) => {
-    const { data, statements } = await graphqlAnswer(
-      `mutation($r: ID!) { createIssue(input: { repositoryId: $r, title: "counted" }) { ${fields} } }`,
-      { r: where.id },
-      opened.token,
-    );
-    return { answer: data.createIssue, statements };
-  };
+/** The fewest statements of three runs of `mutation` selecting `number` alone and of three also selecting labels and assignees, which must answer none. */
+async function openedWithAndWithoutParts(open: (fields: string) => Promise<{ answer: Record<string, unknown>; statements: number }>) {
   const bare = await fewestOfThree(async () => (await open('number')).statements);
   const withParts = await fewestOfThree(async () => {
     const { answer, statements } = await open('number labels { name } assignees { login }');
     expect(answer).toMatchObject({ labels: [], assignees: [] });
     return statements;
   });
-  expect(withParts).toBe(bare);
+  return { bare, withParts };
+}
+
+describe('opening an issue or a pull request answers its labels and assignees without a statement of theirs: it has none yet', () => {
+  test('an issue', async () => {
+    const opener = await createUser(adminClient(server), 'counted-opener');
+    const where = (await opener.post('/repos', { name: 'opened-here' })).body as { id: string };
+    const { bare, withParts } = await openedWithAndWithoutParts(async (fields) => {
+      const { data, statements } = await graphqlAnswer(
+        `mutation($r: ID!) { createIssue(input: { repositoryId: $r, title: "counted" }) { ${fields} } }`,
+        { r: where.id },
+        opener.token,
+      );
+      return { answer: data.createIssue, statements };
+    });
+    expect(withParts).toBe(bare);
+  });
+
+  test('a pull request', async () => {
+    const where = await PullRepo.create(server, git, owner, 'opened-pulls', { 'a.txt': 'a\n' });
+    const branches = Array.from({ length: 6 }, (_, i) => `opened-${i}`);
+    for (const [i, branch] of branches.entries()) await where.commit(branch, `opened ${i}`, { [`o${i}.txt`]: `${i}\n` });
+    await where.push(branches);
+    const { bare, withParts } = await openedWithAndWithoutParts(async (fields) => {
+      const { data, statements } = await graphqlAnswer(
+        `mutation($r: ID!, $head: String!) { createPullRequest(input: { repositoryId: $r, title: "counted", head: $head }) { ${fields} } }`,
+        { r: where.id, head: branches.pop() },
+      );
+      return { answer: data.createPullRequest, statements };
+    });
+    expect(withParts).toBe(bare);
+  });
 });

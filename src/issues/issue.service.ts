@@ -87,7 +87,8 @@ export class Issues {
         action: 'opened',
         repository: repo,
         actor: author,
-        fields: { issue: issuePayload(Object.assign(issue, { number }), NO_PARTS) }, // a new issue has no labels or assignees
+        // A new issue has no labels or assignees: its answer says so unread too (openedNow, in the resolver).
+        fields: { issue: issuePayload(Object.assign(issue, { number }), NO_PARTS) },
       }),
     });
     return em.map(Issue, row);

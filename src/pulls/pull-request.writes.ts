@@ -125,6 +125,7 @@ export async function createPullRequest(
 
       const author = await tx.findOneOrFail(User, { id: viewer.userId });
       const number = await allocateNumber(tx, repo.id, 'open_pulls');
+      // Opened with no labels or assignees: its answer says so unread (openedNow, in the resolver).
       const pr = tx.create(PullRequest, {
         repository: repo,
         number,
