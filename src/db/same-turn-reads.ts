@@ -1,4 +1,4 @@
-import { klona } from 'klona';
+import rfdc from 'rfdc';
 
 /**
  * Identical reads (the same text and parameters) asked for in one turn of the event loop, sent as
@@ -42,12 +42,8 @@ interface Asker<T> {
   reject(error: unknown): void;
 }
 
-/**
- * A deep copy of rows as drivers give them (plain objects, arrays, Dates, Buffers), about twice
- * as fast as structuredClone. A `__proto__` key of parsed JSON stays a key of the copy, as
- * JSON.parse made it, rather than becoming its prototype (as a plain assignment would).
- */
-const copyOf = klona;
+/** A deep copy of rows as drivers give them (plain objects, arrays, Dates, Buffers), several times faster than structuredClone. */
+const copyOf = rfdc();
 
 /** Gives an asker the rows or a copy; rows that cannot be copied (a cycle) fail that asker alone. */
 function answer<T>(asker: Asker<T>, rows: T[], copy: boolean): void {
