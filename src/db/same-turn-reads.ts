@@ -1,5 +1,3 @@
-import rfdc from 'rfdc';
-
 /**
  * Identical reads (the same text and parameters) asked for in one turn of the event loop, sent as
  * one statement. Each is handed to its driver when the loop next runs its immediates: after every
@@ -42,13 +40,10 @@ interface Asker<T> {
   reject(error: unknown): void;
 }
 
-/** A deep copy of rows as drivers give them (plain objects, arrays, Dates, Buffers), several times faster than structuredClone. */
-const copyOf = rfdc();
-
-/** Gives an asker the rows or a copy; rows that cannot be copied (a cycle) fail that asker alone. */
+/** Gives an asker the rows or a copy; a row that cannot be copied fails that asker alone. */
 function answer<T>(asker: Asker<T>, rows: T[], copy: boolean): void {
   try {
-    asker.resolve(copy ? copyOf(rows) : rows);
+    asker.resolve(copy ? structuredClone(rows) : rows);
   } catch (error) {
     asker.reject(error);
   }
