@@ -1,6 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { runPrepared } from './prepared-statements.js';
-import { readKey, SameTurnReads } from './same-turn-reads.js';
 
 /**
  * Reads on the hot path (a repository with its owner and counts, nearly every request's first
@@ -9,8 +8,10 @@ import { readKey, SameTurnReads } from './same-turn-reads.js';
  * sending its statement without waiting for the one before to answer. With
  * pg, one statement per connection at a time, every read wakes a PostgreSQL backend of its own
  * and pays for the wake-up on both sides; pipelined, the wake-ups are shared (`npm run bench:api`
- * measures the difference). Identical reads asked for in one turn of the event loop are one
- * statement (same-turn-reads.ts): a busy repository's requests all start by reading it.
+ * measures the difference).
+ *
+ * Identical reads (the same text and parameters) asked for in one turn of the event loop are one
+ * statement (`sameTurn`): a busy repository's requests all start by reading it.
  *
  * Outside a transaction both drivers read what is committed: the same answer. No caller reads
  * inside one today; should one, the read goes through the entity manager, on the transaction's own
@@ -24,16 +25,35 @@ import { readKey, SameTurnReads } from './same-turn-reads.js';
  */
 export async function fastRead<T extends object>(em: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
   if (em.isInTransaction()) return em.execute<T[]>(sql, params);
-  const send = () => runPrepared<T>(em, 'read', sql, params);
-  const key = readKey(sql, params);
-  if (key === null) return send();
-  let reads = sameTurn.get(em.config);
-  if (!reads) sameTurn.set(em.config, (reads = new SameTurnReads()));
-  return reads.ask(key, send);
+  const key = `${sql}\u0000${JSON.stringify(params)}`;
+  const waiting = sameTurn.get(key) as Array<Asker<T>> | undefined;
+  if (waiting) return new Promise<T[]>((resolve, reject) => waiting.push({ resolve, reject }));
+  return new Promise<T[]>((resolve, reject) => {
+    const askers: Array<Asker<T>> = [{ resolve, reject }];
+    sameTurn.set(key, askers as Array<Asker<object>>);
+    setImmediate(() => {
+      sameTurn.delete(key);
+      runPrepared<T>(em, 'read', sql, params).then(
+        // The first asker takes the rows; the others copies, made before anyone can change them.
+        (rows) => askers.forEach((asker, i) => asker.resolve(i === 0 ? rows : structuredClone(rows))),
+        (error: unknown) => askers.forEach((asker) => asker.reject(error)),
+      );
+    });
+  });
 }
 
-/** The reads waiting for the next turn, per database (an ORM's configuration, as its connections are). */
-const sameTurn = new WeakMap<object, SameTurnReads>();
+interface Asker<T> {
+  resolve(rows: T[]): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * The reads asked for since the event loop last ran its immediates, by text and parameters, with
+ * who asked. Each is sent when the loop next runs its immediates, after every request it read from
+ * the network in this turn, and so after every asker's request arrived: the one answer shows each
+ * of them every change that was committed before its request came.
+ */
+const sameTurn = new Map<string, Array<Asker<object>>>();
 
 /** A timestamp as a row may hold it (a Date, or the text a driver left it as). */
 export const asDate = (value: string | Date): Date => (value instanceof Date ? value : new Date(value));
