@@ -10,9 +10,6 @@ import { runPrepared } from './prepared-statements.js';
  * and pays for the wake-up on both sides; pipelined, the wake-ups are shared (`npm run bench:api`
  * measures the difference).
  *
- * Identical reads (the same text and parameters) asked for in one turn of the event loop are one
- * statement (`sameTurn`): a busy repository's requests all start by reading it.
- *
  * Outside a transaction both drivers read what is committed: the same answer. No caller reads
  * inside one today; should one, the read goes through the entity manager, on the transaction's own
  * connection, so it sees the transaction's writes.
@@ -20,40 +17,12 @@ import { runPrepared } from './prepared-statements.js';
  * `sql` uses `?` placeholders (in the order of `params`), like `em.execute`; it must not use
  * PostgreSQL's `?` jsonb operators. Each distinct text is prepared on every connection that runs
  * it, so the texts must be a fixed set (never built from values). Rows come back as pg gives
- * them: columns by name, timestamps as Dates, json parsed, int8 as strings. Each caller's rows are
- * its own.
+ * them: columns by name, timestamps as Dates, json parsed, int8 as strings.
  */
 export async function fastRead<T extends object>(em: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
   if (em.isInTransaction()) return em.execute<T[]>(sql, params);
-  const key = `${sql}\u0000${JSON.stringify(params)}`;
-  const waiting = sameTurn.get(key) as Array<Asker<T>> | undefined;
-  if (waiting) return new Promise<T[]>((resolve, reject) => waiting.push({ resolve, reject }));
-  return new Promise<T[]>((resolve, reject) => {
-    const askers: Array<Asker<T>> = [{ resolve, reject }];
-    sameTurn.set(key, askers as Array<Asker<object>>);
-    setImmediate(() => {
-      sameTurn.delete(key);
-      runPrepared<T>(em, 'read', sql, params).then(
-        // The first asker takes the rows; the others copies, made before anyone can change them.
-        (rows) => askers.forEach((asker, i) => asker.resolve(i === 0 ? rows : structuredClone(rows))),
-        (error: unknown) => askers.forEach((asker) => asker.reject(error)),
-      );
-    });
-  });
+  return runPrepared<T>(em, 'read', sql, params);
 }
-
-interface Asker<T> {
-  resolve(rows: T[]): void;
-  reject(error: unknown): void;
-}
-
-/**
- * The reads asked for since the event loop last ran its immediates, by text and parameters, with
- * who asked. Each is sent when the loop next runs its immediates, after every request it read from
- * the network in this turn, and so after every asker's request arrived: the one answer shows each
- * of them every change that was committed before its request came.
- */
-const sameTurn = new Map<string, Array<Asker<object>>>();
 
 /** A timestamp as a row may hold it (a Date, or the text a driver left it as). */
 export const asDate = (value: string | Date): Date => (value instanceof Date ? value : new Date(value));
