@@ -28,7 +28,7 @@ function slowBody(path: string, token: string, waitMs: number): { socket: net.So
       if (match) resolve(Number(match[1]));
     });
     socket.on('close', () => resolve(null));
-    setTimeout(() => resolve(null), waitMs);
+    setTimeout(() => resolve(null), waitMs).unref();
   });
   socket.write(
     [
@@ -102,7 +102,10 @@ test("one account's slow bodies: 32 are held, more are refused at once (429), ot
     15_000,
     'all 32 slots taken',
   );
-  const refused = await Promise.all(Array.from({ length: 8 }, () => slowBody('/graphql', mallory.token, 5000).status));
+  const refusals = Array.from({ length: 8 }, () => slowBody('/graphql', mallory.token, 5000));
+  const refused = await Promise.all(refusals.map((request) => request.status));
+  // Answered, but the service keeps each connection waiting for the rest of its body: it goes now.
+  for (const request of refusals) request.socket.destroy();
   expect(refused).toEqual(Array(8).fill(429));
   expect(await Promise.all(held.map((request) => request.status))).toEqual(Array(32).fill(null)); // still being read
 
