@@ -13,7 +13,8 @@ const reading = new Map<string, number>();
 /**
  * The body of a REST or GraphQL request as bytes, read within the bounds that keep slow bodies from
  * taking the service: at most MAX_BODY_BYTES (413), within BODY_DEADLINE_MS (408, and the
- * connection closes after the answer), and at most BODIES_PER_ACCOUNT of one account at once (429).
+ * connection closes after the answer), and at most BODIES_PER_ACCOUNT of one account at once (429, and the
+ * connection closes after it too).
  * The bytes stay a Buffer — outside the JavaScript heap — until the body is whole: 200 bodies held
  * one byte short of their end, read as strings, had run the heap out. `account` is the
  * authenticated caller (authentication comes first: a stranger's body is never read).
@@ -23,6 +24,9 @@ export async function readBodyBytes(req: IncomingMessage, res: ServerResponse, a
   if (length !== undefined && Number(length) > MAX_BODY_BYTES) throw tooLarge();
   const held = reading.get(account) ?? 0;
   if (held >= BODIES_PER_ACCOUNT) {
+    // Its body is not read: the connection closes after the answer, or it would wait for that body for ever.
+    res.setHeader('Connection', 'close');
+    req.resume();
     throw new DomainError(
       'RATE_LIMITED',
       `At most ${BODIES_PER_ACCOUNT} request bodies of one account are read at once; try again.`,
