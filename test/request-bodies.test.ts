@@ -16,8 +16,13 @@ beforeAll(async () => {
 });
 afterAll(() => server.destroy());
 
-/** A POST whose body is announced as 1 MiB, of which 100 KB is sent; resolves with the status if one comes within `waitMs`. */
-function slowBody(path: string, token: string, waitMs: number): { socket: net.Socket; status: Promise<number | null> } {
+/** A POST whose body is announced as `announced` bytes (just under 1 MiB), of which 100 KB is sent; resolves with the status if one comes within `waitMs`. */
+function slowBody(
+  path: string,
+  token: string,
+  waitMs: number,
+  announced = 1024 * 1024 - 10,
+): { socket: net.Socket; status: Promise<number | null> } {
   const socket = net.connect(server.port, '127.0.0.1');
   socket.on('error', () => undefined);
   const status = new Promise<number | null>((resolve) => {
@@ -36,7 +41,7 @@ function slowBody(path: string, token: string, waitMs: number): { socket: net.So
       `Host: 127.0.0.1:${server.port}`,
       `Authorization: Bearer ${token}`,
       'Content-Type: application/json',
-      `Content-Length: ${1024 * 1024 - 10}`,
+      `Content-Length: ${announced}`,
       '',
       '',
     ].join('\r\n'),
@@ -123,4 +128,12 @@ test("one account's slow bodies: 32 are held, more are refused at once (429), ot
     'the service to close the 32 connections',
   );
   expect((await mallory.graphql('{ viewer { login } }')).data).toEqual({ viewer: { login: 'mallory' } });
+});
+
+test('a body announced over 1 MiB is refused (413) before it is read, and its connection closed rather than left waiting for it', async () => {
+  const admin = adminClient(server);
+  const sender = await createUser(admin, 'oversender');
+  const refused = slowBody('/graphql', sender.token, 5000, 1024 * 1024 + 1);
+  expect(await refused.status).toBe(413);
+  await eventually(async () => refused.socket.closed, 5_000, 'the service to close the refused connection');
 });

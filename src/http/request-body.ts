@@ -12,27 +12,18 @@ const reading = new Map<string, number>();
 
 /**
  * The body of a REST or GraphQL request as bytes, read within the bounds that keep slow bodies from
- * taking the service: at most MAX_BODY_BYTES (413), within BODY_DEADLINE_MS (408, and the
- * connection closes after the answer), and at most BODIES_PER_ACCOUNT of one account at once (429, and the
- * connection closes after it too).
+ * taking the service: at most MAX_BODY_BYTES (413), within BODY_DEADLINE_MS (408), and at most
+ * BODIES_PER_ACCOUNT of one account at once (429). A refused body's connection closes after the answer.
  * The bytes stay a Buffer — outside the JavaScript heap — until the body is whole: 200 bodies held
  * one byte short of their end, read as strings, had run the heap out. `account` is the
  * authenticated caller (authentication comes first: a stranger's body is never read).
  */
 export async function readBodyBytes(req: IncomingMessage, res: ServerResponse, account: string): Promise<Buffer> {
-  const length = req.headers['content-length'];
-  if (length !== undefined && Number(length) > MAX_BODY_BYTES) throw tooLarge();
   const held = reading.get(account) ?? 0;
-  if (held >= BODIES_PER_ACCOUNT) {
-    // Its body is not read: the connection closes after the answer, or it would wait for that body for ever.
-    res.setHeader('Connection', 'close');
-    req.resume();
-    throw new DomainError(
-      'RATE_LIMITED',
-      `At most ${BODIES_PER_ACCOUNT} request bodies of one account are read at once; try again.`,
-      [],
-      1,
-    );
+  const refused = refusedUnread(req, held);
+  if (refused) {
+    leaveUnread(req, res);
+    throw refused;
   }
   reading.set(account, held + 1);
   try {
@@ -44,7 +35,24 @@ export async function readBodyBytes(req: IncomingMessage, res: ServerResponse, a
   }
 }
 
-/** The body's bytes; on refusal, the rest of the body is discarded unread and the connection closes after the answer. */
+/** Why a body is refused before any of it is read (its announced size, its account's bodies being read), or null. */
+function refusedUnread(req: IncomingMessage, held: number): DomainError | null {
+  const length = req.headers['content-length'];
+  if (length !== undefined && Number(length) > MAX_BODY_BYTES) return tooLarge();
+  if (held < BODIES_PER_ACCOUNT) return null;
+  return new DomainError('RATE_LIMITED', `At most ${BODIES_PER_ACCOUNT} request bodies of one account are read at once; try again.`, [], 1);
+}
+
+/**
+ * A body refused: what still comes of it is discarded, and the connection closes after the answer.
+ * Unread, the connection would wait for that body for ever (there is no request timeout).
+ */
+function leaveUnread(req: IncomingMessage, res: ServerResponse): void {
+  res.setHeader('Connection', 'close');
+  req.resume();
+}
+
+/** The body's bytes; on refusal, the rest is left unread. */
 function collect(req: IncomingMessage, res: ServerResponse): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -53,8 +61,7 @@ function collect(req: IncomingMessage, res: ServerResponse): Promise<Buffer> {
       clearTimeout(timer);
       req.off('data', onData).off('end', onEnd).off('error', onError).off('aborted', onAborted);
       if (!error) return resolve(Buffer.concat(chunks));
-      res.setHeader('Connection', 'close');
-      req.resume(); // whatever still comes is discarded
+      leaveUnread(req, res);
       reject(error);
     };
     const onData = (chunk: Buffer) => {
