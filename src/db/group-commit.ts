@@ -21,9 +21,11 @@ export class GroupCommit<T, R> {
   constructor(
     private readonly write: (batch: T[]) => Promise<R[]>,
     private readonly most: number,
-    /** Told when a batch failed and its items are about to be written one by one. */
-    private readonly onBatchFailure: (error: unknown, size: number) => void = () => undefined,
-    private readonly distinct?: (item: T) => string,
+    private readonly options: {
+      /** Told when a batch failed and its items are about to be written one by one. */
+      onBatchFailure?: (error: unknown, size: number) => void;
+      distinct?: (item: T) => string;
+    } = {},
   ) {}
 
   add(key: string, item: T): Promise<R> {
@@ -50,12 +52,13 @@ export class GroupCommit<T, R> {
   /** Takes the next batch off the queue of `key`: at most `most` items, in order, no two of one `distinct` name. */
   private nextBatch(key: string): Waiting<T, R>[] {
     const queued = this.queues.get(key)!;
-    if (!this.distinct) return queued.splice(0, this.most);
+    const { distinct } = this.options;
+    if (!distinct) return queued.splice(0, this.most);
     const batch: Waiting<T, R>[] = [];
     const rest: Waiting<T, R>[] = [];
     const names = new Set<string>();
     for (const entry of queued) {
-      const name = this.distinct(entry.item);
+      const name = distinct(entry.item);
       if (batch.length < this.most && !names.has(name)) {
         names.add(name);
         batch.push(entry);
@@ -74,7 +77,7 @@ export class GroupCommit<T, R> {
         for (const entry of batch) entry.reject(error);
         return;
       }
-      this.onBatchFailure(error, batch.length);
+      this.options.onBatchFailure?.(error, batch.length);
       for (const entry of batch) {
         await this.write([entry.item]).then(([answer]) => entry.resolve(answer!), entry.reject);
       }

@@ -150,8 +150,7 @@ const together = new GroupCommit<Posted, boolean>(
     return batch.map((posted) => made.has(posted.status.id));
   },
   MOST_AT_ONCE,
-  undefined,
-  (posted) => `${posted.status.sha}\u0000${posted.status.context}`,
+  { distinct: (posted) => `${posted.status.sha}\u0000${posted.status.context}` },
 );
 
 /**

@@ -24,7 +24,10 @@ export class AttemptRecorder {
         return attempts.map((attempt) => recorded.has(attempt.deliveryId));
       },
       MAX_BATCH,
-      (error, size) => log.warn({ err: error, attempts: size }, 'could not record a batch of attempts; recording them one by one'),
+      {
+        onBatchFailure: (error, size) =>
+          log.warn({ err: error, attempts: size }, 'could not record a batch of attempts; recording them one by one'),
+      },
     );
   }
 

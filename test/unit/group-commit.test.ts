@@ -30,7 +30,7 @@ test('items queued behind a statement go together in the next, at most `most` at
 test('with `distinct`, a batch names each name once: a second item of a name waits for the next batch, after those before it', async () => {
   const { batches, write } = recording();
   const context = (item: string) => item[0]!; // 'x1' and 'x2' share the name 'x'
-  const commits = new GroupCommit(write, 10, undefined, context);
+  const commits = new GroupCommit(write, 10, { distinct: context });
   await Promise.all(['s0', 'x1', 'x2', 'y1', 'x3', 'y2', 'z1'].map((item) => commits.add('k', item)));
   expect(batches).toEqual([['s0'], ['x1', 'y1', 'z1'], ['x2', 'y2'], ['x3']]);
 });
