@@ -99,8 +99,9 @@ async function postmasterOf(dataDir: string): Promise<number | null> {
 async function removeDataDir(dataDir: string): Promise<void> {
   const pid = await postmasterOf(dataDir);
   if (pid) process.kill(pid, 'SIGKILL');
-  await sleep(200);
-  await fs.rm(dataDir, { recursive: true, force: true });
+  // Its backends notice the postmaster gone and exit on their own time, writing meanwhile: a
+  // directory they still fill is tried again (ENOTEMPTY), as fs.rm's retries are for.
+  await fs.rm(dataDir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 }
 
 /** Messages of the service's JSON log lines. */
