@@ -117,6 +117,8 @@ function connectionsOf(config: EntityManager['config'], role: Role): Connections
     // A Unix socket's directory is the URL's host, percent-encoded (as pg reads it); postgres.js takes it decoded.
     const host = decodeURIComponent(new URL(url).hostname);
     const timeoutMs = statementTimeoutOf(config);
+    // postgres.js is patched (patches/, applied by `npm ci`): unpatched, a connection whose socket
+    // closed with a statement buffered never sent its start-up message again (test/database-driver.test.ts).
     const client = postgres(url, {
       ...CONNECTIONS[role],
       ...(timeoutMs ? { connect_timeout: Math.ceil(timeoutMs / 1000) } : {}),
