@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { runPrepared } from './prepared-statements.js';
+import { readKey, SameTurnReads } from './same-turn-reads.js';
 
 /**
  * Reads on the hot path (a repository with its owner and counts, nearly every request's first
@@ -8,7 +9,8 @@ import { runPrepared } from './prepared-statements.js';
  * sending its statement without waiting for the one before to answer. With
  * pg, one statement per connection at a time, every read wakes a PostgreSQL backend of its own
  * and pays for the wake-up on both sides; pipelined, the wake-ups are shared (`npm run bench:api`
- * measures the difference).
+ * measures the difference). Identical reads asked for in one turn of the event loop are one
+ * statement (same-turn-reads.ts): a busy repository's requests all start by reading it.
  *
  * Outside a transaction both drivers read what is committed: the same answer. No caller reads
  * inside one today; should one, the read goes through the entity manager, on the transaction's own
@@ -17,12 +19,21 @@ import { runPrepared } from './prepared-statements.js';
  * `sql` uses `?` placeholders (in the order of `params`), like `em.execute`; it must not use
  * PostgreSQL's `?` jsonb operators. Each distinct text is prepared on every connection that runs
  * it, so the texts must be a fixed set (never built from values). Rows come back as pg gives
- * them: columns by name, timestamps as Dates, json parsed, int8 as strings.
+ * them: columns by name, timestamps as Dates, json parsed, int8 as strings. Each caller's rows are
+ * its own.
  */
 export async function fastRead<T extends object>(em: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
   if (em.isInTransaction()) return em.execute<T[]>(sql, params);
-  return runPrepared<T>(em, 'read', sql, params);
+  const send = () => runPrepared<T>(em, 'read', sql, params);
+  const key = readKey(sql, params);
+  if (key === null) return send();
+  let reads = sameTurn.get(em.config);
+  if (!reads) sameTurn.set(em.config, (reads = new SameTurnReads()));
+  return reads.ask(key, send);
 }
+
+/** The reads waiting for the next turn, per database (an ORM's configuration, as its connections are). */
+const sameTurn = new WeakMap<object, SameTurnReads>();
 
 /** A timestamp as a row may hold it (a Date, or the text a driver left it as). */
 export const asDate = (value: string | Date): Date => (value instanceof Date ? value : new Date(value));
