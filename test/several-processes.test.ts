@@ -250,9 +250,17 @@ test('a lock holder paused (SIGSTOP) loses the lock within 60 s, and cannot move
   const [workA, workB] = [git.path('paused-a'), git.path('paused-b')];
   await git.git(['clone', '--quiet', remoteUrl(a, 'sleeper', 'paused', owner.token), workA]);
   await git.git(['clone', '--quiet', remoteUrl(b, 'sleeper', 'paused', owner.token), workB]);
-  // A's pre-receive (before any ref moves) outlasts A's lease (5 s): A is paused while its push holds the lock.
-  const [reached, woke] = [path.join(a.dataDir, 'pre-receive-reached'), path.join(a.dataDir, 'pre-receive-woke')];
-  await replaceHook(a, 'pre-receive', (real) => `#!/bin/sh\ntouch ${reached}\nsleep 20\ntouch ${woke}\nexec ${real}\n`);
+  // A's pre-receive (before any ref moves) outlasts A's lease (5 s): A is paused while its push holds
+  // the lock, and its hook goes on only once B's push has taken the lock and landed (or after 60 s).
+  const [reached, release, woke] = ['pre-receive-reached', 'pre-receive-release', 'pre-receive-woke'].map((name) =>
+    path.join(a.dataDir, name),
+  );
+  await replaceHook(
+    a,
+    'pre-receive',
+    (real) =>
+      `#!/bin/sh\ntouch ${reached}\ni=0\nwhile [ ! -e ${release} ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done\ntouch ${woke}\nexec ${real}\n`,
+  );
   await git.commit(workA, 'through A, paused', { 'a.txt': 'a\n' });
   const pushingA = git.run(['push', 'origin', 'HEAD:refs/heads/from-a'], { cwd: workA });
   await eventually(() => exists(reached), 20_000, "A's push to take the lock");
@@ -266,7 +274,8 @@ test('a lock holder paused (SIGSTOP) loses the lock within 60 s, and cannot move
     console.log(`a paused holder's lock taken over ${took} ms after it was paused`);
     expect(took).toBeLessThan(60_000);
 
-    // A's git goes on once its hook ends; the fence refuses its ref change.
+    // A's git goes on once its hook ends, A still paused; the fence refuses its ref change.
+    await fs.writeFile(release, '');
     const bare = path.join(shared, `${repo}.git`);
     await eventually(() => exists(woke), 60_000, "A's pre-receive to end");
     await eventually(async () => (await receivePacksIn(bare)).length === 0, 20_000, "A's receive-pack to end");
