@@ -39,6 +39,8 @@ export interface Config {
   gitPaceWindowMs: number;
   /** What one git process the service starts may take (git-bounds.ts). */
   gitBounds: GitBoundSettings;
+  /** How long after the last push of a burst a repository is maintained (CAIRN_GIT_MAINTENANCE_DELAY). */
+  gitMaintenanceDelayMs: number;
   logLevel: LogLevel;
 }
 
@@ -250,6 +252,8 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimits,
     gitPaceWindowMs,
     gitBounds,
+    // At most the longest a burst of pushes may put maintenance off (maintenance.ts): past it the delay would mean nothing.
+    gitMaintenanceDelayMs: duration('CAIRN_GIT_MAINTENANCE_DELAY', '10s', [300_000, '5m']),
     logLevel,
   };
 }

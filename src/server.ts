@@ -261,7 +261,7 @@ async function startJobs(config: Config, log: Logger, cleanups: Cleanups, stores
   ]);
   const agenda: Agenda = jobs.agenda;
   cleanups.push('jobs', () => jobs.stop());
-  services.refs.onCommitted(maintenanceScheduler(agenda, log));
+  services.refs.onCommitted(maintenanceScheduler(agenda, log, config.gitMaintenanceDelayMs));
   await scheduleReconcile(agenda);
   await services.webhookDelivery.start(agenda, stores.embedded !== null);
   await services.mergeability.start(agenda);

@@ -25,6 +25,7 @@ describe('configuration', () => {
     ['CAIRN_WEBHOOK_ALLOWED_HOSTS', '999.1.2.3/8'],
     ['CAIRN_GIT_ANONYMOUS_READ', 'maybe'],
     ['CAIRN_GIT_MAX_PUSH_SIZE', 'lots'],
+    ['CAIRN_GIT_MAINTENANCE_DELAY', '6m'],
     ['CAIRN_SECRET_KEY', 'short'],
     ['CAIRN_ADMIN_TOKEN', 'has spaces in it, too many'],
     ['LOG_LEVEL', 'loud'],

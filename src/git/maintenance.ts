@@ -8,9 +8,10 @@ import { gitBounds, LONG_WORK_FACTOR } from './git-bounds.js';
 import { runGit } from './run-git.js';
 
 const MAINTENANCE_JOB = 'git-maintenance';
-/** A burst of pushes to one repository is maintained once, this long after the last of them... */
-const QUIET_MS = 10_000;
-/** ...but at least this often while the pushes keep coming. */
+/**
+ * A burst of pushes to one repository is maintained once, a delay after the last of them
+ * (CAIRN_GIT_MAINTENANCE_DELAY, 10 s by default), but at least this often while the pushes keep coming.
+ */
 const MAX_WAIT_MS = 5 * 60_000;
 
 interface MaintenanceData {
@@ -67,12 +68,13 @@ export function maintenanceJobs(services: MaintenanceDeps, locks: RepositoryLock
 
 /**
  * Queues maintenance of a repository: one job per repository (debounced on
- * its id), pushed back by each push, so a burst of pushes costs one run.
+ * its id), pushed back by each push, so a burst of pushes costs one run
+ * `delayMs` (CAIRN_GIT_MAINTENANCE_DELAY) after its last push.
  */
-export function maintenanceScheduler(agenda: Agenda, log: Logger): (repositoryId: string) => void {
+export function maintenanceScheduler(agenda: Agenda, log: Logger, delayMs: number): (repositoryId: string) => void {
   return (repositoryId) => {
     agenda
-      .nowDebounced<MaintenanceData>(MAINTENANCE_JOB, { repositoryId }, { 'data.repositoryId': repositoryId }, QUIET_MS, {
+      .nowDebounced<MaintenanceData>(MAINTENANCE_JOB, { repositoryId }, { 'data.repositoryId': repositoryId }, delayMs, {
         maxWait: MAX_WAIT_MS,
       })
       .catch((error: unknown) => log.warn({ err: error, repositoryId }, 'could not schedule repository maintenance'));
