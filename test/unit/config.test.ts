@@ -46,6 +46,7 @@ describe('durations', () => {
     expect(config.databaseTimeoutMs).toBe(10_000);
     expect(config.lockLeaseMs).toBe(30_000);
     expect(config.gitPaceWindowMs).toBe(30_000);
+    expect(config.gitMaintenanceDelayMs).toBe(10_000);
     expect(config.gitBounds).toEqual({ timeoutMs: 60_000, memoryBytes: 1024 ** 3, pushTimeoutMs: 600_000 });
     expect(config.gitMaxPushSize).toBe(2 * 1024 ** 3);
     expect(config.webhookAllowedHosts).toEqual(['external']);
@@ -59,6 +60,8 @@ describe('durations', () => {
     expect(configRefusal({ CAIRN_GIT_PUSH_TIMEOUT: '169h' })).toMatchObject({ variable: 'CAIRN_GIT_PUSH_TIMEOUT' });
     expect(loadConfig({ CAIRN_DATABASE_TIMEOUT: '10m' }).databaseTimeoutMs).toBe(600_000);
     expect(configRefusal({ CAIRN_DATABASE_TIMEOUT: '601s' })).toMatchObject({ variable: 'CAIRN_DATABASE_TIMEOUT' });
+    expect(loadConfig({ CAIRN_GIT_MAINTENANCE_DELAY: '5m' }).gitMaintenanceDelayMs).toBe(300_000);
+    expect(configRefusal({ CAIRN_GIT_MAINTENANCE_DELAY: '301s' })).toMatchObject({ variable: 'CAIRN_GIT_MAINTENANCE_DELAY' });
   });
 
   test('CAIRN_LOCK_LEASE is 3s to 1h', () => {
