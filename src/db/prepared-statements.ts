@@ -118,7 +118,8 @@ function connectionsOf(config: EntityManager['config'], role: Role): Connections
     const host = decodeURIComponent(new URL(url).hostname);
     const timeoutMs = statementTimeoutOf(config);
     // postgres.js is patched (patches/, applied by `npm ci`): unpatched, a connection whose socket
-    // closed with a statement buffered never sent its start-up message again (test/database-driver.test.ts).
+    // closed carried a buffered statement or a half-read result over to its next socket, and could
+    // then never connect again or answered wrong rows (docs/development.md, test/database-driver.test.ts).
     const client = postgres(url, {
       ...CONNECTIONS[role],
       ...(timeoutMs ? { connect_timeout: Math.ceil(timeoutMs / 1000) } : {}),
