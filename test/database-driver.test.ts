@@ -89,3 +89,23 @@ test('a connection closed by the server in the middle of a result answers the ne
     await Promise.all([sql.end({ timeout: 1 }), admin.end({ timeout: 1 })]);
   }
 });
+
+test('a connection lost while it reads the array types at connect fails the statement waiting on it, leaves nothing unhandled, and connects again', async () => {
+  const unhandled: unknown[] = [];
+  const note = (reason: unknown) => unhandled.push(reason);
+  process.on('unhandledRejection', note);
+  let lost = false;
+  // postgres.js reads the array types first thing on a new connection: the socket is reset as it does.
+  const debug = (_connection: number, text: string) =>
+    text.includes('typarray') && !lost && ((lost = true), process.nextTick(() => sockets[0]!.destroy(new Error('connection reset'))));
+  const { sql, sockets } = clientOwningItsSockets({ debug });
+  try {
+    await expect(sql`select 1 as one`).rejects.toThrow('connection reset');
+    expect(await sql`select 2 as two`).toEqual([{ two: 2 }]);
+    await new Promise((resolve) => setImmediate(resolve)); // an unhandled rejection is reported after the microtasks
+    expect(unhandled).toEqual([]); // unpatched: the array-type query's rejection, which ends a Node process
+  } finally {
+    process.off('unhandledRejection', note);
+    await sql.end({ timeout: 1 });
+  }
+});
