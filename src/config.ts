@@ -97,6 +97,12 @@ function parseSize(value: string): number | undefined {
 
 type Env = Record<string, string | undefined>;
 
+/**
+ * The longest pushes that keep coming put a repository's maintenance off (git/maintenance.ts), and
+ * so the longest CAIRN_GIT_MAINTENANCE_DELAY may be: past it the delay would mean nothing.
+ */
+export const GIT_MAINTENANCE_MAX_WAIT: [ms: number, text: string] = [5 * 60_000, '5m'];
+
 export function loadConfig(env: Env = process.env): Config {
   const read = (name: string): string | undefined => {
     const value = env[name];
@@ -252,8 +258,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimits,
     gitPaceWindowMs,
     gitBounds,
-    // At most the longest a burst of pushes may put maintenance off (maintenance.ts): past it the delay would mean nothing.
-    gitMaintenanceDelayMs: duration('CAIRN_GIT_MAINTENANCE_DELAY', '10s', [300_000, '5m']),
+    gitMaintenanceDelayMs: duration('CAIRN_GIT_MAINTENANCE_DELAY', '10s', GIT_MAINTENANCE_MAX_WAIT),
     logLevel,
   };
 }

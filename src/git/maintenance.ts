@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import type { Agenda } from 'agenda';
+import { GIT_MAINTENANCE_MAX_WAIT } from '../config.js';
 import type { GitStorage } from './storage.js';
 import { defineJob, type JobDefinitions } from '../jobs/agenda.js';
 import type { Logger } from '../logger.js';
@@ -8,11 +9,6 @@ import { gitBounds, LONG_WORK_FACTOR } from './git-bounds.js';
 import { runGit } from './run-git.js';
 
 const MAINTENANCE_JOB = 'git-maintenance';
-/**
- * A burst of pushes to one repository is maintained once, a delay after the last of them
- * (CAIRN_GIT_MAINTENANCE_DELAY, 10 s by default), but at least this often while the pushes keep coming.
- */
-const MAX_WAIT_MS = 5 * 60_000;
 
 interface MaintenanceData {
   repositoryId: string;
@@ -75,7 +71,7 @@ export function maintenanceScheduler(agenda: Agenda, log: Logger, delayMs: numbe
   return (repositoryId) => {
     agenda
       .nowDebounced<MaintenanceData>(MAINTENANCE_JOB, { repositoryId }, { 'data.repositoryId': repositoryId }, delayMs, {
-        maxWait: MAX_WAIT_MS,
+        maxWait: GIT_MAINTENANCE_MAX_WAIT[0], // at least this often while the pushes keep coming
       })
       .catch((error: unknown) => log.warn({ err: error, repositoryId }, 'could not schedule repository maintenance'));
   };
