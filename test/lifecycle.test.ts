@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
+import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { adminClient, createUser } from './support/client.js';
@@ -59,6 +60,25 @@ test('an unreachable MONGODB_URL stops start-up with a message naming it', async
   );
   expect(failure).toMatch(/exited with 1 during start-up/);
   expect(failure).toMatch(/MONGODB_URL: cannot connect to MongoDB/);
+});
+
+test('a start that finds its port taken comes up on another, with the site admin the first attempt made', async () => {
+  // The tests' harness does this when another file's server takes the port it chose. The first
+  // attempt made the site admin before it failed to listen: its token is the one that works.
+  const squatter = net.createServer();
+  await new Promise<void>((resolve) => squatter.listen(0, '127.0.0.1', resolve));
+  const taken = (squatter.address() as net.AddressInfo).port;
+  try {
+    const server = await CairnServer.start({ port: taken });
+    try {
+      expect(server.port).not.toBe(taken);
+      expect((await createUser(adminClient(server), 'alice')).login).toBe('alice');
+    } finally {
+      await server.destroy();
+    }
+  } finally {
+    squatter.close();
+  }
 });
 
 /** PostgreSQL's own lock file: gone after a clean shutdown. */

@@ -39,6 +39,8 @@ export interface StartOptions {
   shareDatabaseWith?: CairnServer;
   /** The data dir to use (a file system the test made, say a small tmpfs) instead of a new temporary one. */
   dataDir?: string;
+  /** The port to try first instead of a free one (a test of the start that finds its port taken). */
+  port?: number;
 }
 
 /**
@@ -80,7 +82,7 @@ export class CairnServer {
     const databaseUrl = previous ? previous.databaseUrl : (shared ?? (options.embedded ? undefined : await createTestDatabase()));
     const env = { ...previous?.env, ...options.env };
     const detached = options.detached ?? previous?.detached ?? false;
-    const port = previous?.port ?? (await freePort()); // a restart keeps its address, clients keep working
+    const port = previous?.port ?? options.port ?? (await freePort()); // a restart keeps its address, clients keep working
     const adminToken = previous?.adminToken ?? options.shareDatabaseWith?.adminToken;
     let server = new CairnServer(port, dataDir, databaseUrl, env, detached, adminToken);
     try {
@@ -90,9 +92,10 @@ export class CairnServer {
           break;
         } catch (error) {
           // Another file's server took the port between freePort() and this one's listen: a new
-          // port (a restart keeps its address, and fails instead).
+          // port (a restart keeps its address, and fails instead). The failed attempt had already
+          // made the site admin with its token, so the next one keeps that token.
           if (!(error instanceof PortTaken) || previous || attempt === 3) throw error;
-          server = new CairnServer(await freePort(), dataDir, databaseUrl, env, detached, adminToken);
+          server = new CairnServer(await freePort(), dataDir, databaseUrl, env, detached, server.adminToken);
         }
       }
     } catch (error) {
