@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import type { Request, Response } from 'express';
+import type { Rendered } from './kept-answers.js';
 
 /**
  * Sends a JSON answer; a successful GET (and HEAD) of a record or list carries an `ETag`, and a
@@ -16,8 +17,24 @@ import type { Request, Response } from 'express';
  */
 export function sendJson(req: Request, res: Response, status: number, value: unknown): void {
   const body = JSON.stringify(value);
-  if (status === 200 && (req.method === 'GET' || req.method === 'HEAD')) {
-    const tag = `W/"${hash('sha1', body, 'base64url')}"`; // one-shot: no Hash object per answer
+  send(req, res, status, body, tagged(req, status) ? tagOf(body) : null);
+}
+
+/** An answer rendered once, to be sent as `sendJson` would send it (rest-facade/kept-answers.ts). */
+export function render(value: unknown): Rendered {
+  const body = JSON.stringify(value);
+  return { body, tag: tagOf(body) };
+}
+
+export function sendRendered(req: Request, res: Response, status: number, rendered: Rendered): void {
+  send(req, res, status, rendered.body, tagged(req, status) ? rendered.tag : null);
+}
+
+const tagged = (req: Request, status: number) => status === 200 && (req.method === 'GET' || req.method === 'HEAD');
+const tagOf = (body: string) => `W/"${hash('sha1', body, 'base64url')}"`; // one-shot: no Hash object per answer
+
+function send(req: Request, res: Response, status: number, body: string, tag: string | null): void {
+  if (tag !== null) {
     res.setHeader('ETag', tag);
     res.setHeader('Cache-Control', 'private, no-cache, must-revalidate');
     res.setHeader('Vary', 'Authorization');

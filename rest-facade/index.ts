@@ -1,12 +1,13 @@
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
-import type { GraphQLSchema } from 'graphql';
+import type { GraphQLError, GraphQLSchema } from 'graphql';
 import type { Services } from '../src/context.js';
 import type { Surface } from '../src/server.js';
 import { requestContext } from '../src/context.js';
 import { requireToken } from '../src/http/authenticate.js';
 import { rateLimited, viewerOf } from '../src/http/rate-limit-headers.js';
 import { readJsonObject } from './body.js';
-import { sendJson } from './conditional.js';
+import { render, sendJson, sendRendered } from './conditional.js';
+import { KeptAnswers } from './kept-answers.js';
 import { DomainError } from '../src/errors/domain-error.js';
 import { knownError } from '../src/errors/known-error.js';
 import { internalError, sendMethodNotAllowed, sendRestError } from '../src/http/error-answers.js';
@@ -68,9 +69,12 @@ export function createRestRouter(services: Services, schema: GraphQLSchema, rout
   router.use(requireToken((header) => services.auth.fromAuthorizationHeader(header), sendRestError));
   router.use(rateLimited((res) => services.rateLimits.request(viewerOf(res)), sendRestError));
 
+  const kept = new KeptAnswers();
   for (const route of routes) {
     const operation = new RestOperation(schema, route.document);
-    router[route.method](route.path, (req, res) => handle(services, route, operation, req, res));
+    if (route.reuse && route.method !== 'get') throw new Error(`${route.path}: only a GET's answer is kept`);
+    const reuse = route.reuse ? { version: new RestOperation(schema, route.reuse), kept } : null;
+    router[route.method](route.path, (req, res) => handle(services, route, operation, reuse, req, res));
   }
 
   const methodsByPath = new Map<string, string[]>();
@@ -84,7 +88,20 @@ export function createRestRouter(services: Services, schema: GraphQLSchema, rout
   return router;
 }
 
-async function handle(services: Services, route: RestRoute, operation: RestOperation, req: Request, res: Response): Promise<void> {
+/** A route's version operation and where its answers are kept (route.ts, `reuse`). */
+interface Reuse {
+  version: RestOperation;
+  kept: KeptAnswers;
+}
+
+async function handle(
+  services: Services,
+  route: RestRoute,
+  operation: RestOperation,
+  reuse: Reuse | null,
+  req: Request,
+  res: Response,
+): Promise<void> {
   try {
     const unknown = unknownQuery(route, req.query);
     if (unknown) return sendRestError(res, unknown);
@@ -96,12 +113,17 @@ async function handle(services: Services, route: RestRoute, operation: RestOpera
     );
     const input = { params: req.params, query, body } as RouteInput;
     const variables = route.variables(input);
-    const outcome = await operation.run(requestContext(services, res), variables);
-    if (!outcome.ok) {
-      if (outcome.error instanceof DomainError) return sendRestError(res, outcome.error);
-      services.log.error({ err: outcome.error.originalError ?? outcome.error, route: route.path }, 'REST operation failed');
-      return sendRestError(res, internalError());
+    let keep: { key: string; version: string } | null = null;
+    if (reuse) {
+      // Its own entity manager: the answer's reads must all come after the version's.
+      const checked = await reuse.version.run(requestContext(services, res), variables);
+      if (!checked.ok) return failed(services, route, res, checked.error);
+      keep = { key: `${route.path} ${JSON.stringify(variables)}`, version: String(Object.values(checked.data)[0]) };
+      const answer = reuse.kept.get(keep.key, keep.version);
+      if (answer) return sendRendered(req, res, route.status, answer);
     }
+    const outcome = await operation.run(requestContext(services, res), variables);
+    if (!outcome.ok) return failed(services, route, res, outcome.error);
     const value = route.result(outcome.data);
     if (value === null || value === undefined) return sendRestError(res, new DomainError('NOT_FOUND', 'not found'));
     const status = route.status;
@@ -114,8 +136,12 @@ async function handle(services: Services, route: RestRoute, operation: RestOpera
         sendJson(req, res, status, Object.fromEntries(Object.entries(ENVELOPE).map(([name, field]) => [name, page[field]])));
         return;
       }
-      default:
-        sendJson(req, res, status, value);
+      default: {
+        if (!reuse || !keep) return sendJson(req, res, status, value);
+        const rendered = render(value);
+        reuse.kept.set(keep.key, keep.version, rendered);
+        sendRendered(req, res, status, rendered);
+      }
     }
   } catch (error) {
     const known = knownError(error);
@@ -123,6 +149,13 @@ async function handle(services: Services, route: RestRoute, operation: RestOpera
     services.log.error({ err: error, route: route.path }, 'REST request failed');
     sendRestError(res, internalError());
   }
+}
+
+/** An operation's error as the route answers it: a domain error as documented, anything else 500 (logged). */
+function failed(services: Services, route: RestRoute, res: Response, error: DomainError | GraphQLError): void {
+  if (error instanceof DomainError) return sendRestError(res, error);
+  services.log.error({ err: error.originalError ?? error, route: route.path }, 'REST operation failed');
+  sendRestError(res, internalError());
 }
 
 /**

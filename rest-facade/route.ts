@@ -110,6 +110,14 @@ interface RouteBase<TData, TVariables, TPassed> {
    * FORBIDDEN on a read that needs more than read access, CONFLICT, NOT_MERGEABLE.
    */
   answers?: readonly ErrorCode[];
+  /**
+   * For a GET whose answer is the same for everyone who may read it: an operation with the same
+   * variables whose one field answers a version of it — a value that changes whenever the answer
+   * would, and never comes back. It is run first, and answers what the route's operation would to
+   * a caller who may not read; while the version holds, the answer made at it is sent again
+   * (kept-answers.ts) instead of being made anew.
+   */
+  reuse?: TypedDocumentNode<Record<string, string>, TVariables>;
 }
 
 /**
@@ -143,6 +151,7 @@ export interface RestRoute {
   status: number;
   body: BodyShape | null;
   answers: readonly ErrorCode[];
+  reuse: DocumentNode | null;
 }
 
 /** The value at `path`, or undefined where the way is null. */
@@ -185,5 +194,6 @@ export function route<TData, TVariables, TPassed extends RestVariables<NoInfer<T
     status: definition.status ?? 200,
     body: definition.body ?? null,
     answers: definition.answers ?? [],
+    reuse: definition.reuse ?? null,
   } as RestRoute;
 }

@@ -1,4 +1,9 @@
-import { CreateCommitStatusDocument, GetCombinedStatusDocument, ListCommitStatusesDocument } from './generated/graphql.js';
+import {
+  CreateCommitStatusDocument,
+  GetCombinedStatusDocument,
+  GetCombinedStatusVersionDocument,
+  ListCommitStatusesDocument,
+} from './generated/graphql.js';
 import { route, type RestRoute } from './route.js';
 import { PAGE_QUERY, pageParams } from './routes.js';
 
@@ -28,5 +33,7 @@ export const STATUS_ROUTES: RestRoute[] = [
     document: GetCombinedStatusDocument,
     variables: ({ params }) => ({ id: params.id, ref: params.ref }),
     resultPath: ['combined_status'],
+    // CI systems poll it; fifty contexts are most of a request's work to render.
+    reuse: GetCombinedStatusVersionDocument,
   }),
 ];

@@ -350,3 +350,85 @@ test('GraphQL: createCommitStatus and the statuses of a commit', async () => {
   expect(commit.statuses.nodes).toEqual([{ id: data.createCommitStatus.id }]);
   expect(commit.status.state).toBe('FAILURE');
 });
+
+test('a combined status is answered again while nothing it shows has changed, and anew once anything has: a status, the branch, the repository', async () => {
+  const kept = await PullRepo.create(server, sandbox, owner, 'statuses-kept', { 'README.md': 'kept\n' }, { private: true });
+  const path = `/repos/${kept.id}/commits/main/status`;
+  const first = (await kept.run(['rev-parse', 'main'])).trim();
+  expect((await owner.post(`/repos/${kept.id}/statuses/${first}`, { state: 'success', context: 'ci/a' })).status).toBe(201);
+  const answered = await owner.get(path);
+  expect(answered.status).toBe(200);
+  const again = await owner.get(path);
+  expect(again.body).toEqual(answered.body);
+  expect(again.headers.get('etag')).toBe(answered.headers.get('etag'));
+  // Sent again, not made again: the version's read, not the statuses' (Server-Timing: sql;count=N).
+  const statements = (res: { headers: Headers }) => Number(/sql;count=(\d+)/.exec(res.headers.get('server-timing') ?? '')?.[1]);
+  expect(statements(again)).toBeLessThan(statements(answered));
+  expect((await owner.get(path, { headers: { 'if-none-match': answered.headers.get('etag')! } })).status).toBe(304);
+
+  // The answer is kept, but only those who may read the repository get it.
+  for (const stranger of [reader, ci]) expect((await stranger.get(path)).status).toBe(404);
+
+  const shown: Array<{ state: string; contexts: string[]; sha: string; name: string; private: boolean }> = [];
+  const tags = new Set<string | null>([answered.headers.get('etag')]);
+  const show = async () => {
+    const res = await owner.get(path);
+    expect(res.status).toBe(200);
+    tags.add(res.headers.get('etag'));
+    const { state, statuses, sha, repository } = res.body;
+    shown.push({
+      state,
+      contexts: statuses.map((s: { context: string }) => s.context),
+      sha,
+      name: repository.name,
+      private: repository.private,
+    });
+  };
+  expect((await owner.post(`/repos/${kept.id}/statuses/${first}`, { state: 'failure', context: 'ci/b' })).status).toBe(201);
+  await show();
+  const second = await kept.commit('main', 'moves main', { 'more.txt': 'more\n' });
+  await kept.push(['main']);
+  await show();
+  expect((await owner.patch(`/repos/${kept.id}`, { name: 'statuses-kept-renamed' })).status).toBe(200);
+  await show();
+  expect((await owner.patch(`/repos/${kept.id}`, { private: false })).status).toBe(200);
+  await show();
+  expect((await owner.patch(`/repos/${kept.id}`, { private: true })).status).toBe(200); // back as it was: still a change
+  await show();
+  expect(shown).toEqual([
+    { state: 'failure', contexts: ['ci/b', 'ci/a'], sha: first, name: 'statuses-kept', private: true },
+    { state: 'pending', contexts: [], sha: second, name: 'statuses-kept', private: true },
+    { state: 'pending', contexts: [], sha: second, name: 'statuses-kept-renamed', private: true },
+    { state: 'pending', contexts: [], sha: second, name: 'statuses-kept-renamed', private: false },
+    { state: 'pending', contexts: [], sha: second, name: 'statuses-kept-renamed', private: true },
+  ]);
+  expect(tags.size).toBe(5); // the last answer is the third's again, with its tag
+});
+
+test('GraphQL: combinedStatusVersion holds while the combined status does, and changes with it', async () => {
+  const version = async (as: Client = reader) =>
+    (
+      await as.gql<{ combinedStatusVersion: string }>(
+        'query($id: ID!, $ref: String!) { combinedStatusVersion(repositoryId: $id, ref: $ref) }',
+        {
+          id: repo.id,
+          ref: 'v1.0',
+        },
+      )
+    ).combinedStatusVersion;
+  const before = await version();
+  expect(before).toMatch(/^[\w-]{10,}$/);
+  expect(await version(ci)).toBe(before);
+  expect((await post(ci, main, { state: 'success', context: 'ci/version' })).status).toBe(201);
+  const after = await version();
+  expect(after).not.toBe(before);
+  expect(await version()).toBe(after);
+  const stranger = await createUser(admin, 'statuses-stranger');
+  const hidden = await PullRepo.create(server, sandbox, owner, 'statuses-hidden', undefined, { private: true });
+  const refused = await stranger.graphql('query($id: ID!) { combinedStatusVersion(repositoryId: $id, ref: "main") }', { id: hidden.id });
+  expect(refused.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+  const unknown = await reader.graphql('query($id: ID!) { combinedStatusVersion(repositoryId: $id, ref: "no-such-branch") }', {
+    id: repo.id,
+  });
+  expect(unknown.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+});

@@ -6,9 +6,10 @@ import { CairnServer } from './support/server.js';
 /**
  * Several service processes on one database: migrations and bootstrap
  * happen once, every event becomes exactly one delivery per webhook, and
- * each delivery is attempted by one process only.
+ * each delivery is attempted by one process only; what one process keeps
+ * to answer again is not answered once another has changed it.
  */
-test('two processes on one database deliver every event exactly once', async () => {
+test('two processes on one database deliver every event exactly once; a combined status one keeps is answered anew once another changed it', async () => {
   const env = { CAIRN_WEBHOOK_ALLOWED_HOSTS: 'loopback', CAIRN_SECRET_KEY: 'a shared key for every process of this test!!' };
   const first = await CairnServer.start({ env });
   const receiver = await Receiver.start();
@@ -42,6 +43,17 @@ test('two processes on one database deliver every event exactly once', async () 
     expect(new Set(got.map((r) => r.body.issue.number)).size).toBe(90);
     const users = await eventually(async () => (await adminClient(third!).gql('{ viewer { login } }')).viewer.login);
     expect(users).toBe('admin');
+
+    // A combined status one process keeps to answer again is answered anew once another process changed it.
+    const kept = (await owner.post('/repos', { name: 'kept', auto_init: true })).body.id as string;
+    const combined = async () => (await owner.get(`/repos/${kept}/commits/main/status`)).body;
+    const { sha } = await combined();
+    expect((await viaSecond.post(`/repos/${kept}/statuses/${sha}`, { state: 'success', context: 'ci/a' })).status).toBe(201);
+    expect(await combined()).toMatchObject({ state: 'success', total_count: 1, repository: { private: false } });
+    expect((await viaThird.post(`/repos/${kept}/statuses/${sha}`, { state: 'failure', context: 'ci/b' })).status).toBe(201);
+    expect(await combined()).toMatchObject({ state: 'failure', total_count: 2, repository: { private: false } });
+    expect((await viaSecond.patch(`/repos/${kept}`, { private: true })).status).toBe(200);
+    expect(await combined()).toMatchObject({ state: 'failure', total_count: 2, repository: { private: true } });
   } finally {
     await receiver.close();
     await third?.destroy(true);

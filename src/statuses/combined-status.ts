@@ -1,4 +1,6 @@
+import { hash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { notFound } from '../errors/domain-error.js';
 import { asDate, fastRead } from '../db/fast-read.js';
 
 /**
@@ -71,6 +73,29 @@ export function statusOf(row: StatusRow): LatestStatus {
 /** Latest status per context of one sha, and their combined state. */
 export async function combinedStatus(em: EntityManager, repositoryId: string, sha: string): Promise<CombinedStatus> {
   return combinedOf(sha, (await latestStatusesOf(em, repositoryId, [sha])).get(sha) ?? []);
+}
+
+/**
+ * A value that changes whenever the combined status of `sha` would show anything else, and never
+ * comes back once it has changed: the ids of the latest statuses (a new status is a new id) and
+ * the version of the repository's row (PostgreSQL's `xmin`, new at every update of the row: a
+ * rename, the visibility, the default branch). Logins never change. `hasStatuses` as for `combined`.
+ */
+export async function combinedVersion(
+  em: EntityManager,
+  repositoryId: string,
+  sha: string,
+): Promise<{ version: string; hasStatuses: boolean }> {
+  const [row] = await fastRead<{ row_version: string; latest: string | null }>(
+    em,
+    `select r.xmin::text as row_version,
+            (select string_agg(c.latest_id, ',' order by c.latest_id) from commit_status_contexts c
+              where c.repository_id = r.id and c.sha = ?) as latest
+       from repositories r where r.id = ?`,
+    [sha, repositoryId],
+  );
+  if (!row) throw notFound('repository');
+  return { version: hash('sha1', `${sha} ${row.row_version} ${row.latest ?? ''}`, 'base64url'), hasStatuses: row.latest !== null };
 }
 
 /** The combined status of one sha from its latest statuses (newest first). */

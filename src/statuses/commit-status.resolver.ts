@@ -59,6 +59,19 @@ export class CommitStatusResolver {
     const repo = await ctx.services.statuses.readable(ctx.em, ctx.viewer, repositoryId);
     return ctx.services.statuses.combined(ctx.em, repo, ref);
   }
+
+  @Query(() => String, {
+    description:
+      'An opaque value that changes whenever `combinedStatus` with the same arguments would answer anything else, and never comes back once changed: poll it to learn, cheaply, when to read the combined status again. Readable as `combinedStatus`.',
+  })
+  async combinedStatusVersion(
+    @Arg('repositoryId', () => ID) repositoryId: string,
+    @Arg('ref', () => String) ref: string,
+    @Ctx() ctx: Context,
+  ): Promise<string> {
+    const repo = await ctx.services.statuses.readable(ctx.em, ctx.viewer, repositoryId);
+    return ctx.services.statuses.combinedVersion(ctx.em, repo, ref);
+  }
 }
 
 /** Statuses as fields of a commit read from a repository (which the query that returned it found readable). */

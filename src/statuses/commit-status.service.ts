@@ -11,7 +11,7 @@ import { connection, type Connection, type Page } from '../graphql/pagination.js
 import type { Principal, Scope } from '../principal.js';
 import type { Repository } from '../repositories/repository.entity.js';
 import type { Repositories } from '../repositories/repository.service.js';
-import { combinedStatus, statusOf, type LatestStatus, type StatusRow } from './combined-status.js';
+import { combinedStatus, combinedVersion, statusOf, type LatestStatus, type StatusRow } from './combined-status.js';
 import { FULL_SHA, isCommit, resolveCommit, shaFacts } from './commit-refs.js';
 import { statusPayload } from './commit-status.payload.js';
 import { StatusRepository, type CombinedStatusRecord, type CreateCommitStatusInput } from './commit-status.types.js';
@@ -66,6 +66,21 @@ export class CommitStatuses {
     }
     const sha = await resolveCommit(em, this.deps.git, repo.id, ref);
     return { ...(await combinedStatus(em, repo.id, sha)), repository: StatusRepository.of(repo) };
+  }
+
+  /**
+   * A value that changes whenever `combined` with the same `ref` would answer anything else, and
+   * never comes back (combined-status.ts): cheaper to read than the combined status, so a caller
+   * that keeps an answer asks it whether the answer still holds.
+   */
+  async combinedVersion(em: EntityManager, repo: Repository, ref: string): Promise<string> {
+    const lower = ref.toLowerCase();
+    if (FULL_SHA.test(lower)) {
+      const known = await combinedVersion(em, repo.id, lower);
+      if (known.hasStatuses) return known.version;
+    }
+    const sha = await resolveCommit(em, this.deps.git, repo.id, ref);
+    return (await combinedVersion(em, repo.id, sha)).version;
   }
 
   /**
