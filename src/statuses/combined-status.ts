@@ -79,7 +79,9 @@ export async function combinedStatus(em: EntityManager, repositoryId: string, sh
  * A value that changes whenever the combined status of `sha` would show anything else, and never
  * comes back once it has changed: the ids of the latest statuses (a new status is a new id) and
  * the version of the repository's row (PostgreSQL's `xmin`, new at every update of the row: a
- * rename, the visibility, the default branch). Logins never change. `hasStatuses` as for `combined`.
+ * rename, the visibility, the default branch, and every move of its refs, which writes their
+ * fingerprint there — so a branch moved away and back is a change too). Logins never change.
+ * `hasStatuses` as for `combined`.
  */
 export async function combinedVersion(
   em: EntityManager,
