@@ -113,13 +113,13 @@ async function handle(
     );
     const input = { params: req.params, query, body } as RouteInput;
     const variables = route.variables(input);
-    let keep: { key: string; version: string } | null = null;
+    let version: string | null = null;
     if (reuse) {
       // Its own entity manager: the answer's reads must all come after the version's.
       const checked = await reuse.version.run(requestContext(services, res), variables);
       if (!checked.ok) return failed(services, route, res, checked.error);
-      keep = { key: `${route.path} ${JSON.stringify(variables)}`, version: String(Object.values(checked.data)[0]) };
-      const answer = reuse.kept.get(keep.key, keep.version);
+      version = String(Object.values(checked.data)[0]);
+      const answer = reuse.kept.get(route.path, version);
       if (answer) return sendRendered(req, res, route.status, answer);
     }
     const outcome = await operation.run(requestContext(services, res), variables);
@@ -137,9 +137,9 @@ async function handle(
         return;
       }
       default: {
-        if (!reuse || !keep) return sendJson(req, res, status, value);
+        if (!reuse || version === null) return sendJson(req, res, status, value);
         const rendered = render(value);
-        reuse.kept.set(keep.key, keep.version, rendered);
+        reuse.kept.set(route.path, version, rendered);
         sendRendered(req, res, status, rendered);
       }
     }

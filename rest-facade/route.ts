@@ -112,9 +112,10 @@ interface RouteBase<TData, TVariables, TPassed> {
   answers?: readonly ErrorCode[];
   /**
    * For a GET whose answer is the same for everyone who may read it: an operation with the same
-   * variables whose one field answers a version of it — a value that changes whenever the answer
-   * would, and never comes back. It is run first, and answers what the route's operation would to
-   * a caller who may not read; while the version holds, the answer made at it is sent again
+   * variables whose one field answers the answer's version — a value that names one answer of the
+   * route (requests with the same version get the same answer), changes whenever the answer would,
+   * and never comes back. It is run first, and answers what the route's operation would to a
+   * caller who may not read; the answer made at a version is kept and sent again for it
    * (kept-answers.ts) instead of being made anew.
    */
   reuse?: TypedDocumentNode<Record<string, string>, TVariables>;

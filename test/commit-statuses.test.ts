@@ -364,6 +364,10 @@ test('a combined status is answered again while nothing it shows has changed, an
   // Sent again, not made again: the version's read, not the statuses' (Server-Timing: sql;count=N).
   const statements = (res: { headers: Headers }) => Number(/sql;count=(\d+)/.exec(res.headers.get('server-timing') ?? '')?.[1]);
   expect(statements(again)).toBeLessThan(statements(answered));
+  // The answer is kept by what it shows, not by how the commit was named: its sha, in capitals, gets it too.
+  const bySha = await owner.get(`/repos/${kept.id}/commits/${first.toUpperCase()}/status`);
+  expect(bySha.body).toEqual(answered.body);
+  expect(statements(bySha)).toBeLessThan(statements(answered));
   expect((await owner.get(path, { headers: { 'if-none-match': answered.headers.get('etag')! } })).status).toBe(304);
 
   // The answer is kept, but only those who may read the repository get it.

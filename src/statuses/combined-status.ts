@@ -76,12 +76,13 @@ export async function combinedStatus(em: EntityManager, repositoryId: string, sh
 }
 
 /**
- * A value that changes whenever the combined status of `sha` would show anything else, and never
- * comes back once it has changed: the ids of the latest statuses (a new status is a new id) and
- * the version of the repository's row (PostgreSQL's `xmin`, new at every update of the row: a
- * rename, the visibility, the default branch, and every move of its refs, which writes their
- * fingerprint there — so a branch moved away and back is a change too). Logins never change.
- * `hasStatuses` as for `combined`.
+ * The version of the combined status of `sha`: a value that names one answer — the same whenever
+ * the combined status would show the same, whatever ref named the sha — and changes whenever it
+ * would show anything else, never to come back. It digests the repository, the sha, the ids of the
+ * latest statuses (a new status is a new id) and the repository row's `row_version`, which every
+ * update of the row replaces with a random value: a rename, the visibility, the default branch, and
+ * every move of its refs, which writes their fingerprint there. Logins never change. `hasStatuses`
+ * as for `combined`.
  */
 export async function combinedVersion(
   em: EntityManager,
@@ -90,14 +91,15 @@ export async function combinedVersion(
 ): Promise<{ version: string; hasStatuses: boolean }> {
   const [row] = await fastRead<{ row_version: string; latest: string | null }>(
     em,
-    `select r.xmin::text as row_version,
+    `select r.row_version,
             (select string_agg(c.latest_id, ',' order by c.latest_id) from commit_status_contexts c
               where c.repository_id = r.id and c.sha = ?) as latest
        from repositories r where r.id = ?`,
     [sha, repositoryId],
   );
   if (!row) throw notFound('repository');
-  return { version: hash('sha1', `${sha} ${row.row_version} ${row.latest ?? ''}`, 'base64url'), hasStatuses: row.latest !== null };
+  const digest = hash('sha1', `${repositoryId} ${sha} ${row.row_version} ${row.latest ?? ''}`, 'base64url');
+  return { version: digest, hasStatuses: row.latest !== null };
 }
 
 /** The combined status of one sha from its latest statuses (newest first). */

@@ -62,7 +62,7 @@ export class CommitStatusResolver {
 
   @Query(() => String, {
     description:
-      'An opaque value that changes whenever `combinedStatus` with the same arguments would answer anything else, and never comes back once changed: poll it to learn, cheaply, when to read the combined status again. Readable as `combinedStatus`.',
+      'An opaque value naming what `combinedStatus` with the same arguments answers: it changes whenever that answer would show anything else, and never comes back once changed. Poll it to learn, cheaply, when to read the combined status again. Readable as `combinedStatus`.',
   })
   async combinedStatusVersion(
     @Arg('repositoryId', () => ID) repositoryId: string,

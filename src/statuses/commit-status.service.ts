@@ -69,9 +69,9 @@ export class CommitStatuses {
   }
 
   /**
-   * A value that changes whenever `combined` with the same `ref` would answer anything else, and
-   * never comes back (combined-status.ts): cheaper to read than the combined status, so a caller
-   * that keeps an answer asks it whether the answer still holds.
+   * The version of what `combined` answers for `ref` (combined-status.ts): one small read, so a
+   * caller that keeps answers by it asks it first, and makes the answer only for a version it has
+   * not kept.
    */
   async combinedVersion(em: EntityManager, repo: Repository, ref: string): Promise<string> {
     const lower = ref.toLowerCase();

@@ -23,6 +23,7 @@ import { Migration20261128110000_ReviewComments } from './Migration2026112811000
 import { Migration20261128120000_LabelsAssignees } from './Migration20261128120000_LabelsAssignees.js';
 import { Migration20261128130000_Timeline } from './Migration20261128130000_Timeline.js';
 import { Migration20261128140000_IssueListOrder } from './Migration20261128140000_IssueListOrder.js';
+import { Migration20261129100000_RepositoryRowVersion } from './Migration20261129100000_RepositoryRowVersion.js';
 
 /** Migrations in the order they apply; `npm run migration:create -- <Name>` writes new ones to add here. */
 export const MIGRATIONS = [
@@ -51,4 +52,5 @@ export const MIGRATIONS = [
   Migration20261128120000_LabelsAssignees,
   Migration20261128130000_Timeline,
   Migration20261128140000_IssueListOrder,
+  Migration20261129100000_RepositoryRowVersion,
 ];
