@@ -4,6 +4,7 @@ import { GraphQLDateTime } from 'graphql-scalars';
 import { buildSchema } from 'type-graphql';
 import { RESOLVERS } from './capabilities.js';
 import { freshLoadsPerMutation } from './graphql/batch-loader.js';
+import { refuseAfterTokenEnds } from './graphql/ended-tokens.js';
 import { guardTextArguments } from './graphql/text-arguments.js';
 
 let built: Promise<GraphQLSchema> | undefined;
@@ -16,6 +17,7 @@ export function getSchema(): Promise<GraphQLSchema> {
     validate: false, // inputs are validated by the use cases, with field-level details
   })
     .then(guardTextArguments)
-    .then(freshLoadsPerMutation);
+    .then(freshLoadsPerMutation)
+    .then(refuseAfterTokenEnds);
   return built;
 }

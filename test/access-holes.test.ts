@@ -85,6 +85,29 @@ describe('revoking tokens', () => {
     expect((await writer.gql(REVOKE, { id: anotherId })).revokeAccessToken).toBe(true);
     expect((await another.get('/repos')).status).toBe(401);
   });
+
+  test('a mutation that revokes its own token acts no more: the fields after it are refused, and change nothing', async () => {
+    const user = await createUser(admin, 'selfrevoker', ['repo']);
+    const own = (await user.gql(TOKENS)).accessTokens[0].id;
+    const res = await user.graphql(
+      `mutation($id: ID!) {
+        before: createRepository(input: { name: "made-before" }) { name }
+        revoked: revokeAccessToken(id: $id)
+        after: createRepository(input: { name: "made-after" }) { name }
+        minted: createAccessToken(input: { name: "heir", scopes: ["repo"] }) { token }
+      }`,
+      { id: own },
+    );
+    expect(res.data).toBeNull(); // the refused fields are non-null: the whole answer is
+    expect(res.errors?.map((error: { path: string[]; extensions: { code: string } }) => [error.path[0], error.extensions.code])).toEqual([
+      ['after', 'UNAUTHENTICATED'],
+    ]);
+    const tokens = await admin.gql('query { userAccessTokens(login: "selfrevoker") { nodes { revokedAt } } }');
+    expect(tokens.userAccessTokens.nodes).toEqual([{ revokedAt: expect.any(String) }]); // and no heir
+    const names = (await admin.get('/repos?limit=100')).body.data.map((repo: { name: string }) => repo.name);
+    expect(names).toContain('made-before');
+    expect(names).not.toContain('made-after');
+  });
 });
 
 describe('secrets stay in the service', () => {

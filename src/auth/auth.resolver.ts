@@ -1,6 +1,7 @@
 import { Arg, Args, Ctx, ID, Mutation, Query, Resolver, UseMiddleware } from 'type-graphql';
 import { CreatesContent } from '../ratelimit/creates-content.js';
 import type { ResolverContext } from '../graphql/context.js';
+import { tokenEnded } from '../graphql/ended-tokens.js';
 import { ConnectionType, PageArgs, resolvePage } from '../graphql/pagination.js';
 import { AccessToken } from './access-token.entity.js';
 import { CreateAccessTokenInput, CreatedAccessToken, CreateUserInput, UpdateViewerInput } from './auth.inputs.js';
@@ -71,7 +72,9 @@ export class AuthResolver {
   }
 
   @Mutation(() => Boolean, { description: 'Revokes one of your tokens (site admins: anyone’s).' })
-  revokeAccessToken(@Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<boolean> {
-    return ctx.services.accounts.revokeAccessToken(ctx.em, ctx.viewer, id);
+  async revokeAccessToken(@Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<boolean> {
+    const revoked = await ctx.services.accounts.revokeAccessToken(ctx.em, ctx.viewer, id);
+    if (id === ctx.viewer.tokenId) tokenEnded(ctx); // the rest of this mutation runs as nobody
+    return revoked;
   }
 }

@@ -1,5 +1,6 @@
 import DataLoader from 'dataloader';
-import { defaultFieldResolver, type GraphQLResolveInfo, type GraphQLSchema } from 'graphql';
+import type { GraphQLResolveInfo, GraphQLSchema } from 'graphql';
+import { beforeEachMutationField } from './mutation-root.js';
 import { selectsNodes, type Connection, type Page } from './pagination.js';
 
 const loadersOf = new WeakMap<object, Map<string, DataLoader<unknown, unknown>>>();
@@ -26,17 +27,9 @@ export function batchLoader<K, V>(scope: object, name: string, load: (keys: read
  * Each root field of a mutation is a change, and what a request's loaders hold was loaded before
  * it: the loaders are emptied as each one starts, so a field after it (`b: removeAssignees { assignees }`
  * after `a: addAssignees { assignees }`) loads what the change left, not what an earlier field saw.
- * The root fields run one after another, each with everything below it, before the next starts.
  */
 export function freshLoadsPerMutation(schema: GraphQLSchema): GraphQLSchema {
-  for (const field of Object.values(schema.getMutationType()?.getFields() ?? {})) {
-    const resolve = field.resolve ?? defaultFieldResolver;
-    field.resolve = (source, args, context: object, info) => {
-      loadersOf.delete(context);
-      return resolve(source, args, context, info);
-    };
-  }
-  return schema;
+  return beforeEachMutationField(schema, (context) => loadersOf.delete(context));
 }
 
 /** `rows` grouped by `keyOf`, in the order of `keys`, for a `load` that reads all keys' rows in one statement. */
