@@ -95,11 +95,19 @@ export async function startAgenda(
       query_timeout: config.databaseTimeoutMs,
     });
     closeStore = () => pool.end();
-    backend = new PostgresBackend({ pool, tableName: 'agenda_jobs' });
     // `pool.end()` does not wait for its idle connections to close, so when the database stops right
     // after Agenda (shutdown on a busy machine), one of them can receive "terminating connection due
     // to administrator command" and, unheard, crash the process.
     pool.on('error', (error: Error) => log.warn({ err: error }, 'agenda database connection error'));
+    // Agenda makes its tables and indexes as soon as it is constructed, outside any lock, and two
+    // processes starting together fail there ("tuple concurrently updated"). They are made here,
+    // one process at a time, and the backend Agenda is given leaves them be.
+    const tables = new PostgresBackend({ pool, tableName: 'agenda_jobs', disableNotifications: true });
+    await underSchemaLock(databaseUrl, () => tables.repository.connect()).catch(async (error: unknown) => {
+      await closeStore();
+      throw error;
+    });
+    backend = new PostgresBackend({ pool, tableName: 'agenda_jobs', ensureSchema: false });
     keepListening(backend.notificationChannel, log);
   }
   const agenda = new Agenda({
@@ -112,8 +120,7 @@ export async function startAgenda(
   agenda.on('error', (error: unknown) => log.error({ err: error }, 'agenda error'));
   for (const define of definitions) await define(agenda);
   try {
-    // Starting creates the queue's tables on PostgreSQL: one process at a time.
-    await (config.mongodbUrl ? agenda.start() : underSchemaLock(databaseUrl, () => agenda.start()));
+    await agenda.start();
   } catch (error) {
     await closeStore();
     throw error;
