@@ -101,7 +101,8 @@ export async function startAgenda(
     pool.on('error', (error: Error) => log.warn({ err: error }, 'agenda database connection error'));
     // Agenda makes its tables and indexes as soon as it is constructed, outside any lock, and two
     // processes starting together fail there ("tuple concurrently updated"). They are made here,
-    // one process at a time, and the backend Agenda is given leaves them be.
+    // one process at a time, and the backend Agenda is given leaves them be. (Not its log table:
+    // Agenda's `logging` stays off, so nothing writes one.)
     const tables = new PostgresBackend({ pool, tableName: 'agenda_jobs', disableNotifications: true });
     await underSchemaLock(databaseUrl, () => tables.repository.connect()).catch(async (error: unknown) => {
       await closeStore();
@@ -118,8 +119,8 @@ export async function startAgenda(
     defaultLockLifetime: JOB_LOCK_LIFETIME_MS,
   });
   agenda.on('error', (error: unknown) => log.error({ err: error }, 'agenda error'));
-  for (const define of definitions) await define(agenda);
   try {
+    for (const define of definitions) await define(agenda);
     await agenda.start();
   } catch (error) {
     await closeStore();

@@ -81,8 +81,10 @@ export async function combinedStatus(em: EntityManager, repositoryId: string, sh
  * would show anything else, never to come back. It digests the repository, the sha, the ids of the
  * latest statuses (a new status is a new id) and the repository row's `row_version`, which every
  * update of the row replaces with a random value: a rename, the visibility, the default branch, and
- * every move of its refs, which writes their fingerprint there. Logins never change. `hasStatuses`
- * as for `combined`.
+ * every move of its refs, which writes their fingerprint there. Ref moves must change it although
+ * the sha is in the digest: the version and the answer each resolve the ref, so a branch moved away
+ * and back between the two would otherwise leave an answer of the other sha under a version that
+ * comes back. Logins never change. `hasStatuses` as for `combined`.
  */
 export async function combinedVersion(
   em: EntityManager,
