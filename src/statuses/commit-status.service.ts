@@ -58,14 +58,14 @@ export class CommitStatuses {
 
   /** The latest status of each context of the commit `ref` names, and their combined state. */
   async combined(em: EntityManager, repo: Repository, ref: string): Promise<CombinedStatusRecord> {
-    const lower = ref.toLowerCase();
-    if (FULL_SHA.test(lower)) {
-      // A sha with statuses is a commit (each was checked when posted): no need to ask first.
-      const known = await combinedStatus(em, repo.id, lower);
-      if (known.totalCount > 0) return { ...known, repository: StatusRepository.of(repo) };
-    }
-    const sha = await resolveCommit(em, this.deps.git, repo.id, ref);
-    return { ...(await combinedStatus(em, repo.id, sha)), repository: StatusRepository.of(repo) };
+    const known = await this.ofCommit(
+      em,
+      repo,
+      ref,
+      (sha) => combinedStatus(em, repo.id, sha),
+      (status) => status.totalCount > 0,
+    );
+    return { ...known, repository: StatusRepository.of(repo) };
   }
 
   /**
@@ -74,13 +74,28 @@ export class CommitStatuses {
    * not kept.
    */
   async combinedVersion(em: EntityManager, repo: Repository, ref: string): Promise<string> {
+    const read = (sha: string) => combinedVersion(em, repo.id, sha);
+    return (await this.ofCommit(em, repo, ref, read, (known) => known.hasStatuses)).version;
+  }
+
+  /**
+   * `read` of the commit `ref` names. A full sha is read at once, and kept when `hasStatuses` says
+   * it has statuses: each was checked to be a commit when posted, so there is no need to ask git.
+   * Anything else is resolved first (NOT_FOUND when it names no commit).
+   */
+  private async ofCommit<T>(
+    em: EntityManager,
+    repo: Repository,
+    ref: string,
+    read: (sha: string) => Promise<T>,
+    hasStatuses: (value: T) => boolean,
+  ): Promise<T> {
     const lower = ref.toLowerCase();
     if (FULL_SHA.test(lower)) {
-      const known = await combinedVersion(em, repo.id, lower);
-      if (known.hasStatuses) return known.version;
+      const known = await read(lower);
+      if (hasStatuses(known)) return known;
     }
-    const sha = await resolveCommit(em, this.deps.git, repo.id, ref);
-    return (await combinedVersion(em, repo.id, sha)).version;
+    return read(await resolveCommit(em, this.deps.git, repo.id, ref));
   }
 
   /**
