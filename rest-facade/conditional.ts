@@ -1,6 +1,5 @@
 import { hash } from 'node:crypto';
 import type { Request, Response } from 'express';
-import type { Rendered } from './kept-answers.js';
 
 /**
  * Sends a JSON answer; a successful GET (and HEAD) of a record or list carries an `ETag`, and a
@@ -18,6 +17,12 @@ import type { Rendered } from './kept-answers.js';
 export function sendJson(req: Request, res: Response, status: number, value: unknown): void {
   const body = JSON.stringify(value);
   send(req, res, status, body, tagged(req, status) ? tagOf(body) : null);
+}
+
+/** An answer as it is written out: the JSON text and its entity tag. */
+export interface Rendered {
+  body: string;
+  tag: string;
 }
 
 /** An answer rendered once, to be sent as `sendJson` would send it (rest-facade/kept-answers.ts). */

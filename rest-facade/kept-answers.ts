@@ -1,10 +1,5 @@
 import { LRUCache } from 'lru-cache';
-
-/** An answer as it is written out: the JSON text and its entity tag. */
-export interface Rendered {
-  body: string;
-  tag: string;
-}
+import type { Rendered } from './conditional.js';
 
 /** At most this many bytes of answers are kept per process; the least recently sent go first. */
 const MOST_BYTES = 16 * 1024 * 1024;
