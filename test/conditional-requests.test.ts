@@ -163,4 +163,30 @@ describe('an HTTP client with an RFC 9111 cache (undici)', () => {
     expect(await restAnswers(304)).toBe(before + 1);
     await cached.close();
   });
+
+  test('a combined status the service answers again from what it kept: 304 while no status comes, the new one at once', async () => {
+    const ci = await createUser(admin, 'cacheci');
+    const repo = (await ci.post('/repos', { name: 'cached-statuses', auto_init: true })).body.id;
+    const cached = new Agent().compose(interceptors.cache({ type: 'private' }));
+    const read = async () => {
+      const answer = await request(`${server.url}/repos/${repo}/commits/main/status`, {
+        dispatcher: cached,
+        headers: { authorization: `Bearer ${ci.token}` },
+      });
+      const body = (await answer.body.json()) as { sha: string; state: string; statuses: Array<{ context: string }> };
+      return { status: answer.statusCode, state: body.state, contexts: body.statuses.map((s) => s.context), sha: body.sha };
+    };
+
+    const { sha } = await read(); // none yet: kept by the service, stored by the client
+    expect((await ci.post(`/repos/${repo}/statuses/${sha}`, { state: 'success', context: 'ci/a' })).status).toBe(201);
+    const before = await restAnswers(304);
+    expect(await read()).toEqual({ status: 200, state: 'success', contexts: ['ci/a'], sha });
+    expect(await read()).toEqual({ status: 200, state: 'success', contexts: ['ci/a'], sha }); // revalidated: 304
+    expect(await restAnswers(304)).toBe(before + 1);
+
+    expect((await ci.post(`/repos/${repo}/statuses/${sha}`, { state: 'failure', context: 'ci/b' })).status).toBe(201);
+    expect(await read()).toEqual({ status: 200, state: 'failure', contexts: ['ci/b', 'ci/a'], sha });
+    expect(await restAnswers(304)).toBe(before + 1);
+    await cached.close();
+  });
 });
