@@ -210,6 +210,9 @@ describe('opening an issue or a pull request answers its labels and assignees wi
         `mutation($r: ID!, $head: String!) { createPullRequest(input: { repositoryId: $r, title: "counted", head: $head }) { ${fields} } }`,
         { r: where.id, head: branches.pop() },
       );
+      // Its mergeability is checked in the background, reading what the next opening reads: in one
+      // turn they would be one statement (same-turn reads), counted to whichever sent it.
+      await where.mergeable(data.createPullRequest.number);
       return { answer: data.createPullRequest, statements };
     });
     expect({ withParts, all }).toEqual({ withParts: bare, all });
