@@ -71,12 +71,14 @@ export class RestOperation {
       const problem = { field: error.field, code: 'invalid', message: error.message };
       return { ok: false, error: new DomainError('VALIDATION_FAILED', `Validation failed: ${error.message}`, [problem]) };
     }
-    // The values are judged first, so a wrong one is answered naming its field (the compiled query
-    // coerces them again, and for a GET's one id that is cheap).
-    const wrong = judgeVariables(this.schema, this.variableDefinitions, variableValues);
-    if (wrong) return { ok: false, error: wrong };
     loadsForOperation(ctx.em, this.operationType);
     const result = await this.compile().query(undefined, ctx, variableValues);
+    // The compiled query coerces the values first and runs nothing when one is wrong (no data):
+    // only then are they judged again, as graphql-js does, to answer naming the REST field.
+    if (result.errors?.length && result.data === undefined) {
+      const wrong = judgeVariables(this.schema, this.variableDefinitions, variableValues);
+      if (wrong) return { ok: false, error: wrong };
+    }
     const first = result.errors?.[0];
     if (first) return { ok: false, error: fromGraphQLError(first) ?? first };
     return { ok: true, data: toRest(result.data, this.shape) as Record<string, unknown> };
