@@ -10,6 +10,8 @@ import {
   visit,
   visitWithTypeInfo,
   type DocumentNode,
+  type GraphQLInputField,
+  type GraphQLInputObjectType,
   type GraphQLInputType,
   type GraphQLOutputType,
   type GraphQLSchema,
@@ -25,6 +27,17 @@ import { snakeCase } from '../src/http/error-answers.js';
  */
 
 const camelCase = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+
+/** An input type's fields by their REST names, made once per type: most bodies use only these. */
+const restNames = new WeakMap<GraphQLInputObjectType, Map<string, GraphQLInputField>>();
+function fieldsByRestName(type: GraphQLInputObjectType): Map<string, GraphQLInputField> {
+  let byName = restNames.get(type);
+  if (!byName) {
+    byName = new Map(Object.values(type.getFields()).map((field) => [snakeCase(field.name), field]));
+    restNames.set(type, byName);
+  }
+  return byName;
+}
 
 /** A JSON value that is not an array where the API takes a list (GraphQL would wrap it in one). */
 export class NotAList extends Error {
@@ -52,9 +65,10 @@ export function toGraphQLValue(value: unknown, type: GraphQLInputType, field = '
   if (isInputObjectType(inner)) {
     if (typeof value !== 'object' || Array.isArray(value)) return value;
     const fields = inner.getFields();
+    const byRestName = fieldsByRestName(inner);
     const result: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
-      const target = fields[camelCase(key)];
+      const target = byRestName.get(key) ?? fields[camelCase(key)];
       if (target) result[target.name] = toGraphQLValue(item, target.type, field ? `${field}.${key}` : key);
     }
     return result;
