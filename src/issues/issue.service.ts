@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { mayChangeAuthored, Permission, requireScope } from '../auth/permissions.js';
 import { User } from '../auth/user.entity.js';
 import { lockForUpdate } from '../db/lock-row.js';
+import { mapRow } from '../db/read-only.js';
 import { filterSql, type ConversationFilterArgs } from '../conversations/conversation-filter.js';
 import { DomainError, invalid, notFound, Problems } from '../errors/domain-error.js';
 import type { EventRecorder } from '../events/event-recorder.js';
@@ -71,12 +72,14 @@ export class Issues {
    * who can see a repository can report on it) and a token with the repo scope.
    */
   async create(em: EntityManager, viewer: Principal, input: CreateIssueInput): Promise<Issue> {
-    const repo = await this.deps.repositories.find(em, viewer, input.repositoryId, Permission.READ, 'repo');
+    // Written by its own statement (createNumbered): nothing relates an entity to the repository.
+    const repo = await this.deps.repositories.findUntracked(em, viewer, input.repositoryId, Permission.READ, 'repo');
     const problems = new Problems();
     checkTitleAndBody(problems, input.title, input.body);
     problems.throwIfAny();
 
-    const author = await em.findOneOrFail(User, { id: viewer.userId }); // no query when the author owns the repository (loaded with it)
+    // No query when the author owns the repository (loaded with it).
+    const author = repo.owner.id === viewer.userId ? repo.owner : await em.findOneOrFail(User, { id: viewer.userId });
     const issue = Object.assign(new Issue(), { repository: repo, title: input.title.trim(), body: input.body ?? null, user: author });
     const row = await createNumbered(em, this.deps.events, {
       table: 'issues',
@@ -91,7 +94,8 @@ export class Issues {
         fields: { issue: issuePayload(Object.assign(issue, { number }), NO_PARTS) },
       }),
     });
-    return em.map(Issue, row);
+    // Untracked like its repository: the issue as written, with the author and repository as loaded.
+    return Object.assign(mapRow(em, Issue, row, true), { repository: repo, user: author });
   }
 
   /**
