@@ -15,10 +15,10 @@ export function markReadOnly(em: EntityManager): void {
 
 /**
  * A row (column names, database values) as an entity of `entity`: merged into `em` as MikroORM
- * maps it, or, for a request that only reads (outside any transaction) or when `untracked`, a plain
- * instance of the entity class with the same properties, which nothing will flush. Timestamps that arrive as text
- * (from `to_jsonb`) become Dates either way. To-one relations hold the related row's id; the
- * caller sets them to the related entity.
+ * maps it, or, for a request that only reads (outside any transaction) or when `untracked`, a
+ * plain instance of the entity class with the same properties, which nothing will flush.
+ * Timestamps that arrive as text (from `to_jsonb`) become Dates either way. To-one relations hold
+ * the related row's id; the caller sets them to the related entity.
  */
 export function mapRow<T extends object>(em: EntityManager, entity: EntityClass<T>, row: Record<string, unknown>, untracked = false): T {
   if (!untracked && (!(em as Marked)[READ_ONLY] || em.isInTransaction())) return em.map(entity, row as EntityDictionary<T>);

@@ -33,10 +33,11 @@ const DELETE_WAIT_MS = 30_000;
  * Loads a repository by id with its owner; null when there is none (permission not yet checked).
  * Nearly every request starts here, so it is one prepared statement (with the repository's counters)
  * hydrated into the entities: em.findOne with a populated owner costs ~1.2 ms of ORM work.
+ * `untracked`: plain instances, kept out of `em`'s identity map (`mapRow`).
  */
-export async function findRepository(em: EntityManager, id: string): Promise<Repository | null> {
+export async function findRepository(em: EntityManager, id: string, untracked = false): Promise<Repository | null> {
   if (!looksLikeId('repo', id)) return null;
-  return loadRepository(em, 'r.id = ?', [id]);
+  return loadRepository(em, 'r.id = ?', [id], untracked);
 }
 
 /**
@@ -88,31 +89,22 @@ export class Repositories {
     scope?: Scope | null,
     seenWith?: readonly Scope[],
   ): Promise<Repository> {
-    const repo = await findRepository(em, id);
-    if (!repo) throw notFound('repository');
-    await authorize(em, viewer, repo, needed, scope, seenWith);
-    return repo;
-  }
-
-  /**
-   * The same as `find`, but the repository (and its owner) are not tracked by `em`: for a use case
-   * that writes only through its own statements, never by flushing or relating entities to it (a
-   * plain instance given to `em.create` would be inserted). Tracking them (identity map, snapshot)
-   * was about 7% of the CPU of adding a comment.
-   */
-  async findUntracked(em: EntityManager, viewer: Principal, id: string, needed: Permission, scope: Scope): Promise<Repository> {
-    const repo = looksLikeId('repo', id) ? await loadRepository(em, 'r.id = ?', [id], true) : null;
-    if (!repo) throw notFound('repository');
-    await authorize(em, viewer, repo, needed, scope);
-    return repo;
+    return authorized(em, viewer, await findRepository(em, id), needed, scope, seenWith);
   }
 
   /** The same, by owner login and name (case-insensitive): GraphQL's `repositoryByName` and git over HTTP use it. */
   async byName(em: EntityManager, viewer: Principal | null, owner: string, name: string, needed = Permission.READ): Promise<Repository> {
-    const repo = await findRepositoryByName(em, owner, name);
-    if (!repo) throw notFound('repository');
-    await authorize(em, viewer, repo, needed);
-    return repo;
+    return authorized(em, viewer, await findRepositoryByName(em, owner, name), needed);
+  }
+
+  /**
+   * As `find`, but the repository (and its owner) are not tracked by `em`: for a use case that
+   * writes only through its own statements, never by flushing or relating entities to it (a plain
+   * instance given to `em.create` would be inserted). Tracking them (identity map, snapshot) was
+   * about 7% of the CPU of adding a comment.
+   */
+  async findUntracked(em: EntityManager, viewer: Principal, id: string, needed: Permission, scope: Scope): Promise<Repository> {
+    return authorized(em, viewer, await findRepository(em, id, true), needed, scope);
   }
 
   /** Repositories the viewer can read, newest first, optionally of one owner. */
@@ -264,6 +256,20 @@ export class Repositories {
     await storage.remove(loaded.id);
     return { id: loaded.id, deleted: true };
   }
+}
+
+/** `repo` if the viewer holds `needed` on it (authorize): NOT_FOUND when there is none. */
+async function authorized(
+  em: EntityManager,
+  viewer: Principal | null,
+  repo: Repository | null,
+  needed: Permission,
+  scope?: Scope | null,
+  seenWith?: readonly Scope[],
+): Promise<Repository> {
+  if (!repo) throw notFound('repository');
+  await authorize(em, viewer, repo, needed, scope, seenWith);
+  return repo;
 }
 
 function translateUniqueViolation(error: unknown): unknown {
