@@ -1,5 +1,6 @@
 import { adminClient, createUser, type Client } from './support/client.js';
 import { CairnServer, query } from './support/server.js';
+import { urqlClient } from './support/urql.js';
 
 let server: CairnServer;
 let admin: Client;
@@ -156,6 +157,49 @@ describe('issues', () => {
     expect((await reporter.get(`/repos/${repo}/issues`)).body.total).toBe(1);
     expect((await reporter.post(`/repos/${repo}/issues`, { title: 'from a reader' })).status).toBe(201);
     expect((await reporter.patch(`/repos/${repo}/issues/1`, { state: 'closed' })).status).toBe(403);
+  });
+
+  // Opening an issue and adding a comment load the repository (and the issue answered) outside the
+  // request's entity manager; the fields after them in the same mutation flush it (updateRepository)
+  // and load the same rows again (updateIssue), so anything of theirs left half-tracked would be
+  // inserted a second time or answered stale. Through urql, as a frontend sends it.
+  test('one mutation opens issues, changes the repository, comments and edits: each field sees the ones before it', async () => {
+    const repo = (await owner.post('/repos', { name: 'one-go' })).body.id;
+    const fields = `a: createIssue(input: { repositoryId: $repo, title: "first" }) { number user { login } }
+      b: updateRepository(id: $repo, input: { description: "changed in one go" }) { description }
+      c: addComment(input: { repositoryId: $repo, number: 1, body: "noted" }) { user { login } }
+      d: createIssue(input: { repositoryId: $repo, title: "second" }) { number user { login } }
+      e: updateIssue(input: { repositoryId: $repo, number: 1, title: "first, edited" }) { number title comments { totalCount } user { login } }`;
+    const byOwner = await urqlClient(server, owner.token).mutation(`mutation($repo: ID!) { ${fields} }`, { repo }).toPromise();
+    expect(byOwner.error).toBeUndefined();
+    expect(byOwner.data).toEqual({
+      a: { number: 1, user: { login: 'issues-owner' } },
+      b: { description: 'changed in one go' },
+      c: { user: { login: 'issues-owner' } },
+      d: { number: 2, user: { login: 'issues-owner' } },
+      e: { number: 1, title: 'first, edited', comments: { totalCount: 1 }, user: { login: 'issues-owner' } },
+    });
+    // An author who is not the owner is loaded apart from the repository.
+    const byWriter = await urqlClient(server, writer.token)
+      .mutation(
+        `mutation($repo: ID!) { a: createIssue(input: { repositoryId: $repo, title: "third" }) { number user { login } }
+          b: updateIssue(input: { repositoryId: $repo, number: 3, body: "details" }) { body user { login } } }`,
+        { repo },
+      )
+      .toPromise();
+    expect(byWriter.error).toBeUndefined();
+    expect(byWriter.data).toEqual({
+      a: { number: 3, user: { login: 'issues-writer' } },
+      b: { body: 'details', user: { login: 'issues-writer' } },
+    });
+    const listed = (await owner.get(`/repos/${repo}/issues?direction=asc&sort=created`)).body.data;
+    expect(listed.map((issue: { title: string; user: { login: string } }) => `${issue.title} by ${issue.user.login}`)).toEqual([
+      'first, edited by issues-owner',
+      'second by issues-owner',
+      'third by issues-writer',
+    ]);
+    const [users] = await query(server, "select count(*)::int as n from users where login in ('issues-owner', 'issues-writer')");
+    expect(users!.n).toBe(2);
   });
 
   test('deleting the repository deletes its issues', async () => {
