@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import { adminClient, createUser } from './support/client.js';
 import { GitSandbox } from './support/git.js';
+import { parseSamples } from './support/metrics.js';
 import { CairnServer, freePort, makeDataDir, ROOT, sleep } from './support/server.js';
 
 /**
@@ -167,6 +168,17 @@ async function slowPush(started: Started, token: string, seconds: number): Promi
   return { status: answer.status, body: text };
 }
 
+/** Until the service counts a push in flight (its metrics): the signal then comes in the middle of it, however loaded the machine. */
+async function pushInFlight(started: Started): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const samples = parseSamples(await (await fetch(`${started.url}/metrics`)).text());
+    if (samples.some((sample) => sample.name === 'cairn_git_pushes_in_flight' && sample.value > 0)) return;
+    if (Date.now() > deadline) throw new Error('no push in flight after 30 s');
+    await sleep(20);
+  }
+}
+
 async function aliceOn(started: Started) {
   const admin = adminClient({ url: started.url, adminToken: started.adminToken } as CairnServer);
   const alice = await createUser(admin, 'alice');
@@ -179,7 +191,7 @@ test('Ctrl-C (SIGINT to the group of npm start) during a push: the push lands, t
   try {
     const alice = await aliceOn(started);
     const pushed = slowPush(started, alice.token, 3);
-    await sleep(1000);
+    await pushInFlight(started);
     process.kill(-started.npm.pid!, 'SIGINT');
     const answer = await pushed;
     expect(answer.status).toBe(200);
@@ -202,7 +214,7 @@ test('a second signal sent deliberately later exits at once', async () => {
   try {
     const alice = await aliceOn(started);
     const pushed = slowPush(started, alice.token, 20).catch(() => null);
-    await sleep(1000);
+    await pushInFlight(started);
     process.kill(-started.npm.pid!, 'SIGINT');
     await sleep(2000);
     const second = Date.now();
