@@ -1,7 +1,8 @@
 import { gql } from '@urql/core';
 import pg from 'pg';
 import { adminClient, createUser } from './support/client.js';
-import { CairnServer } from './support/server.js';
+import { eventually } from './support/receiver.js';
+import { CairnServer, query } from './support/server.js';
 import { urqlClient } from './support/urql.js';
 
 /**
@@ -44,6 +45,28 @@ async function lockCounter(repository: string): Promise<{ release: () => Promise
   };
 }
 
+/**
+ * Waits until as many of the service's connections to its database are in `condition` (SQL on
+ * pg_stat_activity) as `wanted` accepts: the database's own view of where the statements are.
+ */
+async function backendsUntil(condition: string, wanted: (count: number) => boolean, what: string): Promise<void> {
+  await eventually(
+    async () => {
+      const [row] = await query<{ count: number }>(
+        server,
+        `select count(*)::int as count from pg_stat_activity
+        where datname = current_database() and pid <> pg_backend_pid() and backend_type = 'client backend' and ${condition}`,
+      );
+      return wanted(row!.count);
+    },
+    10_000,
+    what,
+  );
+}
+
+/** Until no statement runs or holds a transaction open: one that was left running once the lock went has landed (or not) by then. */
+const statementsDone = () => backendsUntil(`state <> 'idle'`, (busy) => busy === 0, 'every statement to have finished');
+
 test('an issue waiting on a locked counter does not hold up comments on other repositories', async () => {
   const repos: string[] = [];
   for (let i = 0; i < 17; i++) repos.push((await user.post('/repos', { name: `contention-${i}` })).body.id);
@@ -54,7 +77,7 @@ test('an issue waiting on a locked counter does not hold up comments on other re
   try {
     const lockedAt = performance.now();
     const blocked = user.post(`/repos/${waiting}/issues`, { title: 'waits for the counter' });
-    await new Promise((resolve) => setTimeout(resolve, 300)); // its statement is at the lock by now
+    await backendsUntil(`wait_event_type = 'Lock'`, (waiting) => waiting === 1, 'the creation to wait at the lock');
 
     // Two rounds of comments on 16 conversations: more statements at once than there are connections.
     const started = performance.now();
@@ -114,7 +137,7 @@ test('issues answered 503 after waiting past the deadline (REST, and urql over G
   } finally {
     await lock.release();
   }
-  await new Promise((resolve) => setTimeout(resolve, 500)); // time for a statement left running to land
+  await statementsDone();
   expect((await user.get(`/repos/${repo}/issues?state=all`)).body.data).toEqual([]);
   const retried = await user.post(`/repos/${repo}/issues`, { title: 'the retry' });
   expect(retried.status).toBe(201);
@@ -136,7 +159,7 @@ test('a lock released about when the deadline passes: an issue is opened exactly
       return creation;
     }),
   );
-  await new Promise((resolve) => setTimeout(resolve, 500)); // time for a statement left running to land
+  await statementsDone();
   const statuses = answers.map((answer) => answer.status);
   for (const [i, repo] of repos.entries()) {
     const opened = (await user.get(`/repos/${repo}/issues?state=all`)).body.data as unknown[];
