@@ -13,14 +13,13 @@ let alice: Awaited<ReturnType<typeof createUser>>;
 let bob: Awaited<ReturnType<typeof createUser>>;
 
 beforeAll(async () => {
-  [server, git] = await Promise.all([CairnServer.start(), GitSandbox.create()]);
+  server = CairnServer.sharedServer();
+  git = await GitSandbox.create();
   const admin = adminClient(server);
   alice = await createUser(admin, 'alice');
   bob = await createUser(admin, 'bob');
 });
-afterAll(async () => {
-  await Promise.all([server.destroy(), git.cleanup()]);
-});
+afterAll(() => git.cleanup());
 
 interface Repo {
   id: string;
