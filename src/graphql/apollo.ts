@@ -1,6 +1,10 @@
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerErrorCode, ApolloServerValidationErrorCode, unwrapResolverError } from '@apollo/server/errors';
-import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import {
+  ApolloServerPluginCacheControlDisabled,
+  ApolloServerPluginInlineTraceDisabled,
+  ApolloServerPluginLandingPageDisabled,
+} from '@apollo/server/plugin/disabled';
 import { GraphQLError, Kind, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import type { Logger } from '../logger.js';
 import { ANSWERS } from '../errors/answers.js';
@@ -103,9 +107,12 @@ export async function startApollo<C extends { em: EntityManager }>(
     // Apollo's default landing page loads its hosted Sandbox from a CDN; the service serves its own IDE (graphiql/serve.ts).
     // Its cache-control plugin, on by default, wraps every field's resolver to gather cache hints,
     // which no type declares and no response carries: off, a field runs its resolver directly.
+    // Its inline-trace plugin (on by default) serves federated subgraphs, which this schema is not:
+    // off, no start loads its protobuf code and no request calls its hook.
     plugins: [
       ApolloServerPluginLandingPageDisabled(),
       ApolloServerPluginCacheControlDisabled(),
+      ApolloServerPluginInlineTraceDisabled(),
       costLimit<C>(schema, options.onOperationCost),
       readOnlyQueries<C>(),
       faultStatus<C>(),
