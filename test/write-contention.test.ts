@@ -77,7 +77,7 @@ test('an issue waiting on a locked counter does not hold up comments on other re
   try {
     const lockedAt = performance.now();
     const blocked = user.post(`/repos/${waiting}/issues`, { title: 'waits for the counter' });
-    await backendsUntil(`wait_event_type = 'Lock'`, (waiting) => waiting === 1, 'the creation to wait at the lock');
+    await backendsUntil(`wait_event_type = 'Lock'`, (waiting) => waiting > 0, 'the creation to wait at the lock');
 
     // Two rounds of comments on 16 conversations: more statements at once than there are connections.
     const started = performance.now();
