@@ -6,6 +6,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { adminClient, createUser } from './support/client.js';
 import { GitSandbox, remoteUrl } from './support/git.js';
+import { metricValue } from './support/metrics.js';
 import { CairnServer, query, sleep } from './support/server.js';
 
 let server: CairnServer;
@@ -396,8 +397,7 @@ describe('one account cannot monopolise pushes; ref names git accepts but nobody
       await until(async () => (await gitChildren(server.process!.pid!)).length > 0);
       // All eight counted against the account (one holding the lock, seven in line for it) before
       // the ninth push, the probe, comes.
-      const inFlight = async () => /^cairn_git_pushes_in_flight (\d+)$/m.exec(await (await fetch(`${server.url}/metrics`)).text())?.[1];
-      expect(await until(async () => (await inFlight()) === '8')).toBe(true);
+      expect(await until(async () => (await metricValue(server.url, 'cairn_git_pushes_in_flight')) === 8)).toBe(true);
       // ...in memory: none of them holds a database connection polling for it. A connection that
       // holds an advisory lock (this push's holder, another repository's maintenance) may still
       // show the statement that took it: only one that holds none is waiting.

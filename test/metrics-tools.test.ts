@@ -5,7 +5,7 @@ import { adminClient, Client, createUser } from './support/client.js';
 import { GitSandbox, remoteUrl } from './support/git.js';
 import { PullRepo } from './support/pulls.js';
 import { CairnServer, ROOT } from './support/server.js';
-import { parseSamples, type Sample } from './support/metrics.js';
+import { scrape, type Sample } from './support/metrics.js';
 
 /**
  * `GET /metrics` as the tools that read it see it: on a new service every metric the Grafana
@@ -22,7 +22,7 @@ let fresh: Sample[];
 
 beforeAll(async () => {
   [server, git] = await Promise.all([CairnServer.start(), GitSandbox.create()]);
-  fresh = await scrape(server);
+  fresh = await scrape(server.url);
 }, 60_000);
 afterAll(async () => {
   await Promise.all([server?.destroy(), git?.cleanup()]);
@@ -32,10 +32,6 @@ async function metricsText(from: CairnServer): Promise<string> {
   const res = await fetch(`${from.url}/metrics`);
   expect(res.status).toBe(200);
   return res.text();
-}
-
-async function scrape(from: CairnServer): Promise<Sample[]> {
-  return parseSamples(await metricsText(from));
 }
 
 /** Every `cairn_` name in the expressions of the dashboard's panels. */

@@ -2,7 +2,8 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import { adminClient, createUser } from './support/client.js';
 import { GitSandbox } from './support/git.js';
-import { parseSamples } from './support/metrics.js';
+import { metricValue } from './support/metrics.js';
+import { eventually } from './support/receiver.js';
 import { CairnServer, freePort, makeDataDir, ROOT, sleep } from './support/server.js';
 
 /**
@@ -169,15 +170,8 @@ async function slowPush(started: Started, token: string, seconds: number): Promi
 }
 
 /** Until the service counts a push in flight (its metrics): the signal then comes in the middle of it, however loaded the machine. */
-async function pushInFlight(started: Started): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const samples = parseSamples(await (await fetch(`${started.url}/metrics`)).text());
-    if (samples.some((sample) => sample.name === 'cairn_git_pushes_in_flight' && sample.value > 0)) return;
-    if (Date.now() > deadline) throw new Error('no push in flight after 30 s');
-    await sleep(20);
-  }
-}
+const pushInFlight = (started: Started) =>
+  eventually(async () => ((await metricValue(started.url, 'cairn_git_pushes_in_flight')) ?? 0) > 0, 30_000, 'a push in flight');
 
 async function aliceOn(started: Started) {
   const admin = adminClient({ url: started.url, adminToken: started.adminToken } as CairnServer);

@@ -17,3 +17,15 @@ export function parseSamples(text: string): Sample[] {
       return { name: match[1]!, labels, value: Number(match[3]) };
     });
 }
+
+/** The samples the service at `url` answers on `/metrics` now (throws on any other answer than 200). */
+export async function scrape(url: string): Promise<Sample[]> {
+  const res = await fetch(`${url}/metrics`);
+  if (res.status !== 200) throw new Error(`GET /metrics answered ${res.status}`);
+  return parseSamples(await res.text());
+}
+
+/** The value of a metric without labels (a gauge such as `cairn_git_pushes_in_flight`), or undefined when it is not exposed. */
+export async function metricValue(url: string, name: string): Promise<number | undefined> {
+  return (await scrape(url)).find((sample) => sample.name === name && Object.keys(sample.labels).length === 0)?.value;
+}
