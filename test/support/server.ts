@@ -391,11 +391,10 @@ export async function onCluster(databaseUrl: string, ...statements: string[]): P
 }
 
 /**
- * Connections for query(), a small pool per database. A connection of its own for each query cost
- * about 10 ms of CPU (a PostgreSQL backend started and warmed, then gone), and tests poll with
- * queries (347 of them in a full run). Idle connections close after a second and hold no worker
- * open. A database is dropped after its pool is ended; a connection cut all the same (the cluster
- * restarted under it) is an error the pool is told to ignore.
+ * Connections for query(), a small pool per database: a connection of its own for each query would
+ * start (and warm) a PostgreSQL backend every time, and tests poll with queries. Idle connections
+ * close after a second and hold no worker open. A database is dropped after its pool is ended; a
+ * connection cut all the same (the cluster restarted under it) is an error the pool ignores.
  */
 const pools = new Map<string, pg.Pool>();
 
