@@ -1,8 +1,6 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import { adminClient, createUser, noreplyEmail } from './support/client.js';
 import { eventsOf, GitSandbox, lastEventId, remoteUrl, type RecordedEvent } from './support/git.js';
-import { CairnServer, sleep } from './support/server.js';
+import { CairnServer } from './support/server.js';
 
 const ZERO = '0'.repeat(40);
 const ISO_8601 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)$/;
@@ -311,24 +309,3 @@ test('auto_init sends no push; a first push that skips the default branch makes 
   await git.git(['clone', '--quiet', repo.url, clone]);
   expect((await git.git(['symbolic-ref', '--short', 'HEAD'], { cwd: clone })).trim()).toBe('trunk');
 });
-
-test('after a push, the maintenance job writes a commit-graph and a reachability bitmap (outside the request)', async () => {
-  const repo = await setUp('maintained');
-  await git.commit(repo.work, 'one', { 'one.txt': '1\n' });
-  await push(repo, ['origin', 'main']);
-  const objects = path.join(server.dataDir, 'repositories', `${repo.id}.git`, 'objects');
-  const files = async () => [
-    ...(await fs.readdir(path.join(objects, 'pack')).catch(() => [])),
-    ...(await fs.readdir(path.join(objects, 'info', 'commit-graphs')).catch(() => [])),
-  ];
-  expect((await files()).some((name) => name.endsWith('.bitmap'))).toBe(false); // not inside the push
-  const deadline = Date.now() + 45_000;
-  while (
-    Date.now() < deadline &&
-    !((await files()).some((name) => name.endsWith('.bitmap')) && (await files()).includes('commit-graph-chain'))
-  ) {
-    await sleep(500);
-  }
-  expect(await files()).toEqual(expect.arrayContaining(['multi-pack-index', 'commit-graph-chain']));
-  expect((await files()).some((name) => name.endsWith('.bitmap'))).toBe(true);
-}, 60_000);

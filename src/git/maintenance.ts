@@ -55,9 +55,7 @@ export function maintenanceJobs(services: MaintenanceDeps, locks: RepositoryLock
       services.log,
       MAINTENANCE_JOB,
       (job) => maintainRepository(services, locks, job.attrs.data.repositoryId),
-      {
-        concurrency: 2,
-      },
+      { concurrency: 2, backlog: true }, // a burst of pushes to many repositories queues one job each
     );
   };
 }

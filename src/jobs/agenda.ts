@@ -23,7 +23,17 @@ export type JobDefinitions = (agenda: Agenda) => void | Promise<void>;
 const JOB_LOCK_LIFETIME_MS = 20_000;
 
 /** Options a job definition may set (Agenda's, but the lock's lifetime: every job has JOB_LOCK_LIFETIME_MS). */
-type JobOptions = Parameters<Agenda['define']>[2] & { lockLifetime?: never };
+type JobOptions = Parameters<Agenda['define']>[2] & {
+  lockLifetime?: never;
+  /**
+   * Many jobs of this definition may be due at once (one per repository, say). A process only
+   * looks for due jobs at its poll (`processEvery`), and locks no more than it runs at once, so
+   * without this a backlog would drain `concurrency` jobs per poll however quickly each one runs.
+   * With it, each finished job tells every process (through the queue's notification channel) to
+   * lock the next ones now.
+   */
+  backlog?: boolean;
+};
 
 /** Jobs of one definition running at once in a process, unless it says otherwise (Agenda's `defaultConcurrency`). */
 const DEFAULT_CONCURRENCY = 8;
@@ -41,8 +51,12 @@ export function defineJob<DATA>(
   log: Logger,
   name: string,
   run: (job: Job<DATA>) => Promise<unknown>,
-  options: JobOptions = {},
+  { backlog, ...options }: JobOptions = {},
 ): void {
+  // Published once the job's end is saved, before the processor frees its slot (both on the
+  // same turn, before the notification can come back from the database), so the slot is free
+  // when the notification asks for the next job. A queue without a channel (MongoDB) polls.
+  if (backlog) agenda.on(`complete:${name}`, (job: Job) => void agenda.publishJobNotification(job));
   agenda.define<DATA>(
     name,
     async (job) => {
