@@ -60,5 +60,7 @@ test('a burst of pushes to many repositories is maintained as fast as the jobs r
   const pushed = Date.now();
   await eventually(async () => ids.every((id) => maintained().has(id)), 40_000, 'twelve maintenance runs');
   console.log(`12 repositories maintained ${Date.now() - pushed} ms after the last push`);
-  expect(Date.now() - pushed).toBeLessThan(DELAY_S * 1000 + 8_000);
+  // Queued for each poll, they would end some 20 s after the first was due; here they end when the
+  // runs themselves are done, which leaves a slow machine 13 s for 36 git commands two at a time.
+  expect(Date.now() - pushed).toBeLessThan(DELAY_S * 1000 + 13_000);
 });
