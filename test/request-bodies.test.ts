@@ -1,8 +1,8 @@
-import { readFile } from 'node:fs/promises';
 import net from 'node:net';
 import { adminClient, createUser } from './support/client.js';
 import { eventually } from './support/receiver.js';
 import { CairnServer } from './support/server.js';
+import { CLOSE_WAIT, ESTABLISHED, loopbackConnections } from './support/tcp.js';
 
 /**
  * API request bodies are read within bounds: one account's slow bodies — each a MiB announced and
@@ -50,37 +50,6 @@ function slowBody(
   return { socket, status };
 }
 
-interface TcpEnd {
-  state: number;
-  /** Bytes sent from this end and not yet taken by the other end's kernel. */
-  unsent: number;
-  /** Bytes received at this end that its process has not read yet. */
-  unread: number;
-}
-const ESTABLISHED = 0x01;
-const CLOSE_WAIT = 0x08;
-
-/**
- * Loopback connections between these client ports and the service, as the kernel sees them
- * (/proc/net/tcp): the service's end and the client's of each, by client port. An end that is
- * missing has been closed (and is gone).
- */
-async function connections(clientPorts: number[]): Promise<Map<number, { service?: TcpEnd; client?: TcpEnd }>> {
-  const address = (port: number) => `0100007F:${port.toString(16).toUpperCase().padStart(4, '0')}`;
-  const found = new Map<number, { service?: TcpEnd; client?: TcpEnd }>(clientPorts.map((port) => [port, {}]));
-  for (const line of (await readFile('/proc/net/tcp', 'utf8')).split('\n').slice(1)) {
-    const [, local, remote, state, queues] = line.trim().split(/\s+/);
-    if (!queues) continue;
-    const [unsent, unread] = queues.split(':').map((n) => parseInt(n, 16)) as [number, number];
-    const end = { state: parseInt(state!, 16), unsent, unread };
-    for (const port of clientPorts) {
-      if (local === address(server.port) && remote === address(port)) found.get(port)!.service = end;
-      if (local === address(port) && remote === address(server.port)) found.get(port)!.client = end;
-    }
-  }
-  return found;
-}
-
 test("one account's slow bodies: 32 are held, more are refused at once (429), others are served; the slots free when they go", async () => {
   const admin = adminClient(server);
   const mallory = await createUser(admin, 'mallory');
@@ -93,7 +62,7 @@ test("one account's slow bodies: 32 are held, more are refused at once (429), ot
   await eventually(
     async () =>
       held.every(({ socket }) => socket.writableLength === 0) &&
-      [...(await connections(ports)).values()].every(
+      [...(await loopbackConnections(server.port, ports)).values()].every(
         ({ service, client }) => service?.state === ESTABLISHED && service.unread === 0 && client?.unsent === 0,
       ),
     15_000,
@@ -123,7 +92,9 @@ test("one account's slow bodies: 32 are held, more are refused at once (429), ot
   // The slots free as the service sees the connections go: its ends of them closed.
   await eventually(
     async () =>
-      [...(await connections(ports)).values()].every(({ service }) => service?.state !== ESTABLISHED && service?.state !== CLOSE_WAIT),
+      [...(await loopbackConnections(server.port, ports)).values()].every(
+        ({ service }) => service?.state !== ESTABLISHED && service?.state !== CLOSE_WAIT,
+      ),
     10_000,
     'the service to close the 32 connections',
   );

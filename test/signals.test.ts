@@ -1,10 +1,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
+import http from 'node:http';
 import { adminClient, createUser } from './support/client.js';
 import { GitSandbox } from './support/git.js';
 import { metricValue } from './support/metrics.js';
 import { eventually } from './support/receiver.js';
 import { CairnServer, freePort, makeDataDir, ROOT, sleep } from './support/server.js';
+import { ESTABLISHED, loopbackConnections } from './support/tcp.js';
 
 /**
  * Ctrl-C on `npm start` signals the whole process group, as a terminal (or systemd's stop) does:
@@ -222,16 +224,48 @@ test('a second signal sent deliberately later exits at once', async () => {
   }
 }, 90_000);
 
-/** A REST request whose JSON body comes in over `seconds`, so that it is in flight when the signal comes. */
-async function slowRequest(url: string, method: string, token: string, json: unknown, seconds: number) {
+/**
+ * A JSON request whose body is sent in ten pieces over `seconds`, on a connection of its own:
+ * `begun` resolves once the service has read all that has come so far — its head included, so
+ * the service is serving the request — and `answer` with the service's answer.
+ */
+function slowRequest(started: Started, path: string, method: string, token: string, json: unknown, seconds: number) {
   const body = Buffer.from(JSON.stringify(json));
-  const answer = await fetch(url, {
+  const request = http.request(`${started.url}${path}`, {
     method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: trickled(body, seconds),
-    duplex: 'half',
-  } as RequestInit);
-  return { status: answer.status, body: (await answer.json()) as Record<string, any> };
+    agent: false,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': body.length },
+  });
+  const answer = new Promise<{ status: number; body: Record<string, any> }>((resolve, reject) => {
+    request.on('error', reject);
+    request.on('response', (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString()) }));
+      response.on('error', reject);
+    });
+  });
+  const piece = (i: number) => body.subarray(Math.floor((i * body.length) / 10), Math.floor(((i + 1) * body.length) / 10));
+  // The head goes with the first piece; once both are handed to the kernel, they are the service's to read.
+  const firstSent = new Promise<void>((resolve, reject) => request.write(piece(0), (error) => (error ? reject(error) : resolve())));
+  const sending = (async () => {
+    for (let i = 1; i < 10; i++) {
+      await sleep((seconds * 1000) / 10);
+      request.write(piece(i));
+    }
+    request.end();
+  })();
+  const begun = firstSent.then(() =>
+    eventually(
+      async () => {
+        const [ends] = (await loopbackConnections(started.port, [request.socket!.localPort!])).values();
+        return ends?.service?.state === ESTABLISHED && ends.service.unread === 0 && ends.client?.unsent === 0;
+      },
+      10_000,
+      'the service to be reading the request',
+    ),
+  );
+  return { begun, answer: Promise.all([answer, sending]).then(([answered]) => answered) };
 }
 
 test('SIGTERM to the group of npm start during a merge: the merge lands and its client is told so', async () => {
@@ -248,16 +282,10 @@ test('SIGTERM to the group of npm start during a merge: the merge lands and its 
     await git.git(['push', '--quiet', remote, 'topic'], { cwd: work });
     expect((await alice.post(`/repos/${id}/pulls`, { title: 'topic', head: 'topic', base: 'main' })).status).toBe(201);
 
-    const merging = slowRequest(
-      `${started.url}/repos/${id}/pulls/1/merge`,
-      'PUT',
-      alice.token,
-      { commit_title: 'merged while stopping' },
-      2,
-    );
-    await sleep(1000);
+    const merging = slowRequest(started, `/repos/${id}/pulls/1/merge`, 'PUT', alice.token, { commit_title: 'merged while stopping' }, 2);
+    await merging.begun;
     process.kill(-started.npm.pid!, 'SIGTERM');
-    const answer = await merging;
+    const answer = await merging.answer;
     expect(answer.status).toBe(200);
     expect(answer.body.merged).toBe(true);
     await started.serviceExited();
