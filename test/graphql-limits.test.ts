@@ -19,8 +19,8 @@ import { urqlClient } from './support/urql.js';
 
 /**
  * What a GraphQL document may ask for: every hostile document is refused (400 BAD_REQUEST, a
- * message naming the limit) or answered within a second while the process keeps answering
- * /healthz; the standard introspection query passes; queries may come over GET.
+ * message naming the limit) or answered about as soon as a trivial query, while the process keeps
+ * answering /healthz; the standard introspection query passes; queries may come over GET.
  */
 let server: CairnServer;
 let user: Client & { login: string };
@@ -36,7 +36,7 @@ const repeat = (count: number, make: (i: number) => string) => Array.from({ leng
 /** 25 fragments, each spreading the next one twice: 1 KB, 2^24 selections once expanded. */
 const fragmentBomb = `{ ...F1 } ${repeat(24, (i) => `fragment F${i + 1} on Query { ...F${i + 2} ...F${i + 2} }`)} fragment F25 on Query { viewer { login } }`;
 
-/** Sends a document while asking /healthz; both answer within a second (the machine is busy: a generous bound). */
+/** Sends a document while asking /healthz: how long the document took, and /healthz beside it. */
 async function sendTimed(query: string) {
   const started = Date.now();
   const [res, healthz] = await Promise.all([
@@ -49,6 +49,28 @@ async function sendTimed(query: string) {
     })(),
   ]);
   return { res, ms: Date.now() - started, healthz };
+}
+
+/**
+ * How much longer than a trivial query sent just before (`{ viewer { login } }`, with /healthz
+ * beside it) a document and the /healthz beside it may take. The server is the run's shared one:
+ * another file's push of 1,200 tags, its deliveries or its megabytes of commit messages can stall
+ * any request for a second or more — a slowness that lasts slows the trivial query too, one that
+ * starts in between is what the slack is for. What the bounds guard against costs far more: a
+ * fragment bomb walked as expanded (2^24 selections: the cost estimate's walk would take ~40 s on
+ * an idle core), a megabyte of one field compared pair by pair (95,000 of them: over a minute).
+ */
+const SLACK_MS = 4_000;
+
+/** Sends `query` after the trivial query, and checks that it and /healthz beside it took at most SLACK_MS longer; its answer. */
+async function sendPromptly(query: string) {
+  const trivial = await sendTimed('{ viewer { login } }');
+  expect(trivial.res.status).toBe(200);
+  const sent = await sendTimed(query);
+  expect(sent.healthz.status).toBe(200);
+  expect(sent.ms).toBeLessThan(trivial.ms + SLACK_MS);
+  expect(sent.healthz.ms).toBeLessThan(trivial.healthz.ms + SLACK_MS);
+  return sent.res;
 }
 
 describe('documents that cost more than their size are refused at once', () => {
@@ -71,12 +93,9 @@ describe('documents that cost more than their size are refused at once', () => {
       /more work to validate than GraphQL allows \(the limit of validation work/,
     ],
   ])('%s', async (_name, query, message) => {
-    const { res, ms, healthz } = await sendTimed(query);
+    const res = await sendPromptly(query);
     expect(res.status).toBe(400);
     expect(res.errors).toEqual([{ message: expect.stringMatching(message), extensions: { code: 'BAD_REQUEST' } }]);
-    expect(ms).toBeLessThan(1000);
-    expect(healthz).toEqual({ status: 200, ms: expect.any(Number) });
-    expect(healthz.ms).toBeLessThan(1000);
   });
 
   test('large documents within the limits are answered as quickly', async () => {
@@ -87,11 +106,9 @@ describe('documents that cost more than their size are refused at once', () => {
       `{ ${'viewer { login } '.repeat(249)} }`, // 1,000 tokens, the same field 249 times (GraphQL compares every pair)
     ];
     for (const query of cases) {
-      const { res, ms, healthz } = await sendTimed(query);
+      const res = await sendPromptly(query);
       expect(res.errors).toBeUndefined();
       expect(res.status).toBe(200);
-      expect(ms).toBeLessThan(1000);
-      expect(healthz.ms).toBeLessThan(1000);
     }
     const tooLarge = await user.graphql(`{ viewer { login } } # ${'x'.repeat(1_050_000)}`);
     expect(tooLarge.status).toBe(413);
