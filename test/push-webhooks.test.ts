@@ -34,8 +34,11 @@ test('git push delivers signed push, branch_create and tag_create webhooks', asy
   const first = await sandbox.commit(work, 'first', { 'README.md': '# pushed\n' });
   const second = await sandbox.commit(work, 'second', { 'src/app.js': 'console.log(1)\n' });
   await sandbox.git(['tag', 'v1.0.0'], { cwd: work });
-  const pushed = Date.now();
   await sandbox.git(['push', '--quiet', remoteUrl(server, 'pusher', 'pushed', owner.token), 'main', 'v1.0.0'], { cwd: work });
+  // The events are committed before git hears the push succeeded, and their commit wakes the
+  // deliveries at once: the clock starts when the push returns, not before git was spawned. Left
+  // to the periodic sweep (every 5 s, for deliveries due for 2 s) they would come 2 to 7 s later.
+  const pushed = Date.now();
 
   const got = await receiver.waitFor('/git', 4);
   expect(got[0]!.at - pushed).toBeLessThan(5_000);
