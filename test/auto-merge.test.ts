@@ -287,6 +287,9 @@ describe('durably', () => {
     await own?.destroy();
   });
 
+  // Two starts of a server of its own (a restart has taken 6.6 s on a busy machine), a push, up to
+  // 10 s for mergeability and 15 s for the merge: more than the default 60 s can pass. Each wait
+  // has its own bound; this one only keeps them from adding up past the test's.
   test('a pull request whose requirement is met while the service is down merges itself at the next start', async () => {
     own = await CairnServer.start();
     const boss = await createUser(adminClient(own), 'am-boss');
@@ -312,5 +315,5 @@ describe('durably', () => {
     own = await own.restart(); // the process afterAll stops
     const record = await merged(repo, number);
     expect(record.merged_by.login).toBe(boss.login);
-  });
+  }, 120_000);
 });
