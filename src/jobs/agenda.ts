@@ -53,9 +53,10 @@ export function defineJob<DATA>(
   run: (job: Job<DATA>) => Promise<unknown>,
   { backlog, ...options }: JobOptions = {},
 ): void {
-  // Published once the job's end is saved, before the processor frees its slot (both on the
-  // same turn, before the notification can come back from the database), so the slot is free
-  // when the notification asks for the next job. A queue without a channel (MongoDB) polls.
+  // Agenda emits `complete` once the job's end is saved, and its processor frees the job's slot in
+  // the same turn (no `removeOnComplete` in between); the notification comes back through the
+  // database later, so the slot is free when it asks for the next job. Without a notification
+  // channel (the MongoDB backend) the queue is polled as before.
   if (backlog) agenda.on(`complete:${name}`, (job: Job) => void agenda.publishJobNotification(job));
   agenda.define<DATA>(
     name,
