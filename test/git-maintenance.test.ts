@@ -1,7 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { adminClient, createUser } from './support/client.js';
-import { GitSandbox, remoteUrl } from './support/git.js';
+import { GitSandbox } from './support/git.js';
+import { PullRepo } from './support/pulls.js';
 import { eventually } from './support/receiver.js';
 import { CairnServer } from './support/server.js';
 
@@ -23,15 +24,8 @@ afterAll(async () => {
   await Promise.all([server.destroy(), git.cleanup()]);
 });
 
-/** Creates alice's repository `name` and pushes one commit to it; answers its id. */
-async function pushedRepository(name: string): Promise<string> {
-  const created = await alice.post('/repos', { name });
-  expect(created.status).toBe(201);
-  const work = await git.init(`${name}-work`);
-  await git.commit(work, 'one', { 'one.txt': `${name}\n` });
-  await git.git(['push', '--quiet', remoteUrl(server, 'alice', name, alice.token), 'main'], { cwd: work });
-  return created.body.id;
-}
+/** Creates alice's repository `name` with one commit pushed to main; answers its id. */
+const pushedRepository = async (name: string) => (await PullRepo.create(server, git, alice, name)).id;
 
 /** The repositories whose maintenance has run, as the log says. */
 const maintained = () => new Set(server.logs().flatMap((line) => (line.msg === 'repository maintained' ? [line.repositoryId] : [])));
