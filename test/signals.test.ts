@@ -245,17 +245,21 @@ function slowRequest(started: Started, path: string, method: string, token: stri
       response.on('error', reject);
     });
   });
-  const piece = (i: number) => body.subarray(Math.floor((i * body.length) / 10), Math.floor(((i + 1) * body.length) / 10));
-  // The head goes with the first piece; once both are handed to the kernel, they are the service's to read.
-  const firstSent = new Promise<void>((resolve, reject) => request.write(piece(0), (error) => (error ? reject(error) : resolve())));
+  // Paced as trickled() paces a fetch's body. The head goes with the first piece; once both are
+  // handed to the kernel, they are the service's to read.
+  const write = (piece: Uint8Array) =>
+    new Promise<void>((resolve, reject) => request.write(piece, (error) => (error ? reject(error) : resolve())));
+  let markSent!: () => void;
+  const firstSent = new Promise<void>((resolve) => (markSent = resolve));
   const sending = (async () => {
-    for (let i = 1; i < 10; i++) {
-      await sleep((seconds * 1000) / 10);
-      request.write(piece(i));
+    for await (const piece of trickled(body, seconds)) {
+      await write(piece);
+      markSent();
     }
     request.end();
   })();
-  const begun = firstSent.then(() =>
+  // (Raced with the sending: a write that fails fails `begun` too, instead of leaving it waiting.)
+  const begun = Promise.race([firstSent, sending]).then(() =>
     eventually(
       async () => {
         const [ends] = (await loopbackConnections(started.port, [request.socket!.localPort!])).values();
