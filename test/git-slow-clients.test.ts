@@ -10,6 +10,7 @@ import zlib from 'node:zlib';
 import { adminClient, createUser } from './support/client.js';
 import { GitSandbox, remoteUrl } from './support/git.js';
 import { CairnServer, makeDataDir, ROOT, sleep } from './support/server.js';
+import { ESTABLISHED, tcpEnds } from './support/tcp.js';
 
 /**
  * Slow clients must not stop every clone: sixteen hostile connections from one address — requests
@@ -128,15 +129,7 @@ function hostile(kind: Hostile['kind'], path: string, headers: Record<string, st
  * after reading all that its socket buffer still holds.
  */
 async function established(): Promise<Set<string>> {
-  const ends = new Set<string>();
-  for (const line of (await fs.readFile('/proc/net/tcp', 'utf8')).split('\n').slice(1)) {
-    const [, local, , state] = line.trim().split(/\s+/);
-    if (state !== '01' || !local) continue;
-    const [ip, port] = local.split(':') as [string, string];
-    const address = [6, 4, 2, 0].map((at) => parseInt(ip.slice(at, at + 2), 16)).join('.'); // little-endian hex
-    ends.add(`${address}:${parseInt(port, 16)}`);
-  }
-  return ends;
+  return new Set((await tcpEnds()).filter((end) => end.state === ESTABLISHED).map((end) => end.local));
 }
 
 /** Notes when each hostile connection stops being established; returns a function that stops watching. */

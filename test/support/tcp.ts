@@ -2,6 +2,10 @@ import { readFile } from 'node:fs/promises';
 
 /** One end of a TCP connection, as the kernel sees it (Linux's /proc/net/tcp). */
 export interface TcpEnd {
+  /** This end, `address:port` (IPv4). */
+  local: string;
+  /** The other end, `address:port`. */
+  remote: string;
   state: number;
   /** Bytes sent from this end and not yet taken by the other end's kernel. */
   unsent: number;
@@ -10,6 +14,24 @@ export interface TcpEnd {
 }
 export const ESTABLISHED = 0x01;
 export const CLOSE_WAIT = 0x08;
+
+/** `0100007F:1F90` (little-endian hex, as /proc/net/tcp writes it) as `127.0.0.1:8080`. */
+function endpoint(hex: string): string {
+  const [ip, port] = hex.split(':') as [string, string];
+  return `${[6, 4, 2, 0].map((at) => parseInt(ip.slice(at, at + 2), 16)).join('.')}:${parseInt(port, 16)}`;
+}
+
+/** Every IPv4 TCP connection end on this machine, now. */
+export async function tcpEnds(): Promise<TcpEnd[]> {
+  const ends: TcpEnd[] = [];
+  for (const line of (await readFile('/proc/net/tcp', 'utf8')).split('\n').slice(1)) {
+    const [, local, remote, state, queues] = line.trim().split(/\s+/);
+    if (!queues) continue;
+    const [unsent, unread] = queues.split(':').map((n) => parseInt(n, 16)) as [number, number];
+    ends.push({ local: endpoint(local!), remote: endpoint(remote!), state: parseInt(state!, 16), unsent, unread });
+  }
+  return ends;
+}
 
 /**
  * Loopback connections between these client ports and a service's port: the service's end and the
@@ -21,16 +43,13 @@ export async function loopbackConnections(
   servicePort: number,
   clientPorts: number[],
 ): Promise<Map<number, { service?: TcpEnd; client?: TcpEnd }>> {
-  const address = (port: number) => `0100007F:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const service = `127.0.0.1:${servicePort}`;
   const found = new Map<number, { service?: TcpEnd; client?: TcpEnd }>(clientPorts.map((port) => [port, {}]));
-  for (const line of (await readFile('/proc/net/tcp', 'utf8')).split('\n').slice(1)) {
-    const [, local, remote, state, queues] = line.trim().split(/\s+/);
-    if (!queues) continue;
-    const [unsent, unread] = queues.split(':').map((n) => parseInt(n, 16)) as [number, number];
-    const end = { state: parseInt(state!, 16), unsent, unread };
+  for (const end of await tcpEnds()) {
     for (const port of clientPorts) {
-      if (local === address(servicePort) && remote === address(port)) found.get(port)!.service = end;
-      if (local === address(port) && remote === address(servicePort)) found.get(port)!.client = end;
+      const client = `127.0.0.1:${port}`;
+      if (end.local === service && end.remote === client) found.get(port)!.service = end;
+      if (end.local === client && end.remote === service) found.get(port)!.client = end;
     }
   }
   return found;
