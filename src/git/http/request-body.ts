@@ -72,7 +72,10 @@ class BodySpool extends Writable {
   private disposed = false;
 
   constructor(private readonly spoolDir: string) {
-    super();
+    // Not destroyed when it finishes: destroying disposes of the body, which git has yet to read
+    // (the file was removed before git's read of it opened it, or its memory counted as free). The
+    // request's owner disposes of it once git is done; a failed request destroys it explicitly.
+    super({ autoDestroy: false });
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
@@ -193,6 +196,7 @@ export function readRequestBody(
     });
     limiter.on('error', (error: DomainError) => fail(error, false)); // stop receiving what nobody will read
     spool.on('error', (error) => {
+      void spool.dispose().catch(() => undefined);
       if (!settled) {
         settled = true;
         req.destroy();
