@@ -172,6 +172,38 @@ describe('protocol features', () => {
     const results = await Promise.all(Array.from({ length: 8 }, (_, i) => git.run(['clone', '--quiet', url, git.path(`crowd-${i}`)])));
     expect(results.map((r) => r.code)).toEqual(Array(8).fill(0));
   });
+
+  test("a fetch's pack comes through a socket only the service's user may reach, and a connection without its token is dropped", async () => {
+    await git.git(['clone', '--quiet', url, git.path('through-socket')]);
+    const dir = path.join(server.dataDir, 'tmp', 'git-output');
+    const socketPath = path.join(dir, `git-output-${server.process!.pid}.sock`);
+    expect((await fs.stat(socketPath)).isSocket()).toBe(true);
+    expect((await fs.stat(dir)).mode & 0o777).toBe(0o700);
+
+    // A stranger's connection: a wrong token is dropped at once and given nothing.
+    const strayAnswer = async (said: Buffer) => {
+      const stray = net.connect(socketPath);
+      let received = 0;
+      stray.on('data', (chunk: Buffer) => (received += chunk.length));
+      stray.on('error', () => undefined);
+      stray.write(said);
+      await new Promise((resolve) => stray.once('close', resolve));
+      return received;
+    };
+    expect(await strayAnswer(randomBytes(16))).toBe(0);
+    expect(await strayAnswer(randomBytes(40))).toBe(0);
+
+    // One left open and silent beside clones takes nothing from them.
+    const silent = net.connect(socketPath);
+    silent.on('error', () => undefined);
+    const clones = await Promise.all(
+      Array.from({ length: 3 }, (_, i) => git.run(['clone', '--quiet', url, git.path(`beside-stray-${i}`)])),
+    );
+    silent.destroy();
+    expect(clones.map((r) => r.code)).toEqual([0, 0, 0]);
+    const head = (cwd: string) => git.git(['rev-parse', 'HEAD^{tree}'], { cwd });
+    for (let i = 0; i < 3; i++) expect(await head(git.path(`beside-stray-${i}`))).toBe(await head(source));
+  });
 });
 
 describe('hostile and malformed requests never get a 5xx', () => {

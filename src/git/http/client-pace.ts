@@ -132,9 +132,18 @@ export class ClientPace {
     return `${MIN_BYTES_PER_SECOND / 1024} KiB/s for ${Math.round(this.windowMs / 1000)} s`;
   }
 
+  /**
+   * Whether output waits for the client: some of it not yet taken by the kernel. (Not only when the
+   * response is past its high-water mark: git's output is relayed a chunk at a time, each read only
+   * once the last is written, so what waits may be less.)
+   */
+  private get waitingOnClient(): boolean {
+    return this.res.writableNeedDrain || (!this.res.writableFinished && this.socket.writableLength > 0);
+  }
+
   /** Whether this tick needs what the client drained: to start checking, or to end a check a window long. */
   wantsKernel(now: number): boolean {
-    if (!this.checking || !this.res.writableNeedDrain) return false;
+    if (!this.checking || !this.waitingOnClient) return false;
     return this.checking === 'starting' || now - this.checking.at >= this.windowMs;
   }
 
@@ -147,7 +156,7 @@ export class ClientPace {
       if (this.slowRequest) this.slowRequest();
       else this.req.destroy();
     }
-    const waiting = this.res.writableNeedDrain;
+    const waiting = this.waitingOnClient;
     if (!this.checking) {
       if (this.response.tooSlowAfter(elapsedMs, this.windowMs, waiting, handedToKernel(this.socket))) this.checking = 'starting';
       return;

@@ -37,6 +37,8 @@ export class GitHosting {
     readonly reportsDir: string,
     /** Where fetch requests too large to keep in memory wait for their git (request-body.ts). */
     readonly requestsDir: string,
+    /** Where the Unix socket that fetches' git output goes through listens (output-socket.ts). */
+    readonly outputDir: string,
   ) {}
 
   /** `nonceSeed`: the site's signed-push nonce seed (receive-settings.ts). */
@@ -48,7 +50,10 @@ export class GitHosting {
     const requestsDir = path.join(dataDir, 'tmp', 'fetch-requests');
     await fs.rm(requestsDir, { recursive: true, force: true }); // requests of fetches that died with the last process
     await fs.mkdir(requestsDir, { recursive: true, mode: 0o700 });
-    return new GitHosting(hooksDir, reportsDir, requestsDir);
+    const outputDir = path.join(dataDir, 'tmp', 'git-output');
+    await fs.rm(outputDir, { recursive: true, force: true }); // sockets of processes gone
+    await fs.mkdir(outputDir, { recursive: true, mode: 0o700 });
+    return new GitHosting(hooksDir, reportsDir, requestsDir, outputDir);
   }
 
   /** A fetch slot within the client's shares; null when `signal` aborts (the client left) first. */

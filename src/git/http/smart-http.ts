@@ -124,7 +124,15 @@ async function handle(
   return serveFetch(services, hosting, req, res, pace, exchange, {
     client: { address: clientAddress(req), userId: access.viewer?.userId },
     repositoryId: access.repo.id,
-    rpc: { service, dir, config: fetchConfig, gitProtocol, maxBodyBytes: MAX_FETCH_REQUEST_BYTES, killOnDisconnect: true },
+    rpc: {
+      service,
+      dir,
+      config: fetchConfig,
+      gitProtocol,
+      maxBodyBytes: MAX_FETCH_REQUEST_BYTES,
+      killOnDisconnect: true,
+      outputDir: hosting.outputDir,
+    },
   });
 }
 

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Transform } from 'node:stream';
 import { DomainError } from '../../errors/domain-error.js';
 import type { GitService } from '../../http/metrics.js';
@@ -8,6 +9,7 @@ import { stoppedAt, type GitLimitExceeded } from '../run-git.js';
 import { environmentWithoutSecrets, serverGitEnvironment } from '../git-environment.js';
 import { gitLauncher } from '../git-launcher-host.js';
 import { ClientPace } from './client-pace.js';
+import { outputPair, type OnChunk } from './output-socket.js';
 import { bodyDecoder, ByteLimit, closeAfterAnswer, tooSlow, type RequestBody } from './request-body.js';
 
 /** The two smart-protocol services git clients ask for (named with the metrics that count them). */
@@ -67,16 +69,91 @@ function serviceEnv(options: SpawnOptions): Record<string, string> {
 }
 
 /** The wire protocol's git, under the kernel's bounds (git-bounds.ts), which the processes it starts inherit. */
-function spawnService(options: SpawnOptions, extraArgs: string[]): ChildProcessWithoutNullStreams {
+function spawnService(options: SpawnOptions, extraArgs: string[], stdout: Socket | 'pipe' = 'pipe'): ChildProcessWithoutNullStreams {
   const { command, args } = underKernelBounds(options.service, serviceArgs(options, extraArgs));
   return spawn(command, args, {
     env: { ...environmentWithoutSecrets, ...serverGitEnvironment(), ...serviceEnv(options) },
-    stdio: ['pipe', 'pipe', 'pipe'],
+    stdio: ['pipe', stdout, 'pipe'],
     // Out of the service's process group: a Ctrl-C meant for the service would kill a push in flight,
     // which the service's graceful stop lets finish. If the service dies, git is told to stop
     // (underKernelBounds: setpriv's parent-death signal).
     detached: true,
-  });
+  }) as ChildProcessWithoutNullStreams;
+}
+
+/**
+ * git's output as the relay reads it: each chunk is handed to `onChunk`, which answers false to
+ * have reading wait for `resume()`; `onEnd` once git and everything holding its stdout are done.
+ */
+interface GitOutput {
+  start(onChunk: OnChunk, onEnd: () => void): void;
+  resume(): void;
+}
+
+/** The output of git started with `stdio: 'pipe'`: a new Buffer each read. */
+function pipedOutput(child: ChildProcessWithoutNullStreams): GitOutput {
+  return {
+    start(onChunk, onEnd) {
+      child.stdout.on('data', (chunk: Buffer) => {
+        if (!onChunk(chunk)) child.stdout.pause();
+      });
+      child.stdout.once('end', onEnd);
+    },
+    resume: () => child.stdout.resume(),
+  };
+}
+
+/** Bytes each fetch's output is read in (output-socket.ts), as many as a pipe read gives at most. */
+const OUTPUT_BUFFER_BYTES = 64 * 1024;
+
+/**
+ * git started with its stdout on an output socket (output-socket.ts), read into one buffer of its
+ * own; with a plain pipe when the socket cannot be had.
+ */
+async function spawnWithOutput(
+  options: SpawnOptions,
+  outputDir: string | undefined,
+): Promise<{ child: ChildProcessWithoutNullStreams; output: GitOutput }> {
+  if (outputDir) {
+    let handlers: { onChunk: OnChunk; onEnd: () => void } | null = null;
+    let ended = false;
+    const pair = await outputPair(outputDir, Buffer.allocUnsafe(OUTPUT_BUFFER_BYTES), (chunk) => handlers!.onChunk(chunk)).catch(
+      () => null,
+    );
+    if (pair) {
+      let child: ChildProcessWithoutNullStreams;
+      try {
+        child = spawnService(options, [], pair.gitEnd);
+      } catch (error) {
+        pair.reader.destroy();
+        throw error;
+      } finally {
+        pair.close(); // git has its own copy
+      }
+      const end = () => {
+        if (ended) return;
+        ended = true;
+        handlers?.onEnd();
+      };
+      // Reading starts with the relay: until then, git waits on a full socket.
+      pair.reader.pause();
+      pair.reader.once('end', end);
+      pair.reader.once('close', end);
+      return {
+        child,
+        output: {
+          start(onChunk, onEnd) {
+            handlers = { onChunk, onEnd };
+            if (ended) onEnd();
+            else pair.reader.resume();
+          },
+          resume: () => pair.reader.resume(),
+        },
+      };
+    }
+  }
+  const child = spawnService(options, []);
+  return { child, output: pipedOutput(child) };
 }
 
 /**
@@ -118,14 +195,14 @@ async function answerFromLauncher(
 }
 
 /**
- * Streams git's stdout into the response with backpressure (`pipe`), so
- * memory stays flat whatever the pack size. The status and headers go out
- * with the first byte of output: until then a failing git can still get an
- * honest error status. Resolves when git has exited and its output is written.
- * The response is not ended: the caller decides when (after recording a push).
+ * Streams git's output into the response, each chunk written before the next is read, so memory
+ * stays flat whatever the pack size. The status and headers go out with the first byte of output:
+ * until then a failing git can still get an honest error status. Resolves when git has exited and
+ * its output is written. The response is not ended: the caller decides when (after recording a push).
  */
 function relay(
   child: ChildProcessWithoutNullStreams,
+  output: GitOutput,
   res: ServerResponse,
   startResponse: () => void,
   onClientGone: () => void,
@@ -134,6 +211,8 @@ function relay(
   return new Promise((resolve) => {
     let stderr = '';
     let responded = false;
+    /** git's output goes nowhere from now on, but is still read, so git is never stuck on a full socket. */
+    let discarding = false;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
     let outputEnded = false;
     const finish = () => {
@@ -143,9 +222,9 @@ function relay(
       }
     };
     const clientGone = () => {
-      if (!res.writableFinished) {
-        child.stdout.unpipe(res);
-        child.stdout.resume(); // keep draining, so git is never stuck on a full pipe
+      if (!res.writableFinished && !discarding) {
+        discarding = true;
+        output.resume();
         onClientGone();
       }
     };
@@ -155,25 +234,27 @@ function relay(
     child.stderr.on('data', (chunk: Buffer) => {
       stderr = (stderr + chunk.toString('utf8')).slice(-4096);
     });
-    child.stdout.once('data', (first: Buffer) => {
-      if (!mayAnswer()) {
-        child.stdout.resume(); // git's answer came after its request was cut: the caller's error goes out instead
-        return;
-      }
-      child.stdout.pause();
-      responded = true;
-      if (!res.destroyed) {
-        startResponse();
-        res.write(first);
-        child.stdout.pipe(res, { end: false });
-      } else {
-        child.stdout.resume();
-      }
-    });
-    child.stdout.once('end', () => {
-      outputEnded = true;
-      finish();
-    });
+    output.start(
+      (chunk) => {
+        if (discarding) return true;
+        if (!responded) {
+          // git's answer came after its request was cut: the caller's error goes out instead.
+          if (!mayAnswer() || res.destroyed) {
+            discarding = true;
+            return true;
+          }
+          responded = true;
+          startResponse();
+        }
+        // The chunk may be the output's own buffer: nothing more is read until it is written.
+        res.write(chunk, () => output.resume());
+        return false;
+      },
+      () => {
+        outputEnded = true;
+        finish();
+      },
+    );
     child.once('error', (error) => {
       stderr += `\nspawn failed: ${error.message}`;
       exit = { code: null, signal: null };
@@ -203,7 +284,7 @@ export async function advertiseRefs(res: ServerResponse, options: SpawnOptions):
   if (launched) return launched;
   const child = spawnService(options, ['--advertise-refs']);
   child.stdin.end();
-  return relay(child, res, startResponse, () => child.kill('SIGTERM'));
+  return relay(child, pipedOutput(child), res, startResponse, () => child.kill('SIGTERM'));
 }
 
 /**
@@ -240,6 +321,11 @@ export interface RpcOptions extends SpawnOptions {
    * answered with this error (unless git has answered), and git stopped.
    */
   deadline?: { at: number; error: DomainError };
+  /**
+   * Where git's output may be read through a socket of the service's own (output-socket.ts): a
+   * fetch's pack, whose reads would otherwise each allocate a buffer. Without it, through a pipe.
+   */
+  outputDir?: string;
 }
 
 /**
@@ -253,7 +339,7 @@ export async function runRpc(req: IncomingMessage, res: ServerResponse, options:
     req.resume();
     return { code: null, signal: null, responded: false, stderr: '', bodyError: decoder };
   }
-  const child = spawnService(options, []);
+  const { child, output } = await spawnWithOutput(options, options.outputDir);
   child.stdin.on('error', () => undefined); // git may exit without reading all of its input
   let streamed: ReturnType<typeof streamBody> | null = null;
   if (options.body) options.body.pipeTo(child.stdin);
@@ -272,6 +358,7 @@ export async function runRpc(req: IncomingMessage, res: ServerResponse, options:
   child.once('error', () => clearTimeout(stop));
   const run = await relay(
     child,
+    output,
     res,
     () => startResult(res, options.service),
     () => {
