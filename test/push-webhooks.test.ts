@@ -11,7 +11,12 @@ let server: CairnServer;
 let receiver: Receiver;
 let sandbox: GitSandbox;
 beforeAll(async () => {
-  [server, receiver, sandbox] = await Promise.all([CairnServer.sharedServer(), Receiver.start(), GitSandbox.create()]);
+  // Its own server: the big push's test reads what the service logs of it.
+  [server, receiver, sandbox] = await Promise.all([
+    CairnServer.start({ env: { CAIRN_WEBHOOK_ALLOWED_HOSTS: 'loopback' } }),
+    Receiver.start(),
+    GitSandbox.create(),
+  ]);
 });
 afterAll(async () => {
   await Promise.all([sandbox.cleanup(), receiver.close(), server.destroy()]);
@@ -109,7 +114,12 @@ test('one push of 1,200 tags records 2,400 events in order and delivers each sub
     expect(event.payload.after).toBe(target(i));
     expect(event.payload.total_commits).toBe(i % 2); // the new commit is new to the repository; the old one is not
   });
-  expect(pushMs).toBeLessThan(60_000); // about 5 s here; the old per-ref cost took minutes
+  // Recording the push's 2,400 events takes seconds; the old per-ref recording took minutes. The
+  // push's own wall time is mostly git's: three hook processes per ref, which a machine slow to
+  // start processes (or a loaded one) takes a minute or more over.
+  const processed = server.logs().find((line) => line.msg === 'push processed' && line.refs === 1200);
+  console.log(`1,200 tags: push ${pushMs} ms, of which recording ${String(processed?.recordMs)} ms`);
+  expect(processed?.recordMs).toBeLessThan(60_000);
 
   // Every delivery settled: the receiver has all it will ever get, a duplicate included.
   const deliveries = await settledDeliveries(server, [hook.id], 60_000);
@@ -118,7 +128,7 @@ test('one push of 1,200 tags records 2,400 events in order and delivers each sub
   expect(got).toHaveLength(1200);
   expect(new Set(got.map((r) => r.headers['x-cairn-delivery'])).size).toBe(1200);
   expect(got.map((r) => r.body.ref_name).sort()).toEqual(names);
-}, 120_000);
+}, 240_000); // the push alone took 72 s on a loaded machine slow to start processes
 
 /**
  * An atomic push is one ref transaction: git hands its reference-transaction hook every ref on

@@ -138,7 +138,7 @@ export class ClientPace {
    * once the last is written, so what waits may be less.)
    */
   private get waitingOnClient(): boolean {
-    return this.res.writableNeedDrain || (!this.res.writableFinished && this.socket.writableLength > 0);
+    return this.res.writableNeedDrain || (!this.res.writableEnded && this.socket.writableLength > 0);
   }
 
   /** Whether this tick needs what the client drained: to start checking, or to end a check a window long. */

@@ -63,8 +63,14 @@ function listen(dir: string): Promise<{ server: net.Server; socketPath: string }
     server.unref(); // it never keeps the process alive on its own
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(socketPath, () => resolve());
+      server.listen(socketPath, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
+    // An accept that fails (out of file descriptors) fails that fetch's pairing, which then reads
+    // through a pipe; the listener goes on.
+    server.on('error', () => undefined);
     return { server, socketPath };
   })();
   // A listener that failed (a data dir whose path is too long for a socket's name) stays failed:
@@ -81,28 +87,34 @@ export async function outputPair(dir: string, buffer: Buffer, onChunk: OnChunk):
   const { socketPath } = await listen(dir);
   const token = randomBytes(TOKEN_BYTES);
   const key = token.toString('hex');
+  let timer: NodeJS.Timeout | undefined;
+  const forget = () => {
+    clearTimeout(timer);
+    waiting.delete(key);
+  };
   const accepted = new Promise<net.Socket>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      waiting.delete(key);
-      reject(new Error('the output socket was not accepted in time'));
-    }, PAIRING_TIMEOUT_MS);
-    waiting.set(key, (socket) => {
-      clearTimeout(timer);
-      waiting.delete(key);
-      resolve(socket);
-    });
+    timer = setTimeout(() => reject(new Error('the output socket was not accepted in time')), PAIRING_TIMEOUT_MS);
+    timer.unref();
+    waiting.set(key, resolve);
   });
   const reader = net.connect({
     path: socketPath,
     onread: { buffer, callback: (nread: number, buf: Buffer) => onChunk(buf.subarray(0, nread)) },
   });
   reader.on('error', () => undefined); // its end is seen as 'close'
+  // Closed before it was paired (refused, or accepted and closed by a listener out of descriptors).
+  const closedFirst = once(reader, 'close').then(() => {
+    throw new Error('the output socket closed before it was paired');
+  });
   reader.write(token);
   try {
-    const [gitEnd] = await Promise.all([accepted, once(reader, 'connect')]);
+    const [gitEnd] = await Promise.race([Promise.all([accepted, once(reader, 'connect')]), closedFirst]);
     return { gitEnd, reader, close: () => gitEnd.destroy() };
   } catch (error) {
     reader.destroy();
     throw error;
+  } finally {
+    forget();
+    closedFirst.catch(() => undefined); // the race is decided: its loser's outcome goes nowhere
   }
 }

@@ -1,7 +1,7 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Transform } from 'node:stream';
+import type { Readable, Transform, Writable } from 'node:stream';
 import { DomainError } from '../../errors/domain-error.js';
 import type { GitService } from '../../http/metrics.js';
 import { GIT_STOP_GRACE_MS, underKernelBounds } from '../git-bounds.js';
@@ -68,8 +68,11 @@ function serviceEnv(options: SpawnOptions): Record<string, string> {
   return { ...(options.gitProtocol ? { GIT_PROTOCOL: options.gitProtocol } : {}), ...options.env };
 }
 
+/** A git of the wire protocol: its stdout is null when it writes to an output socket instead of a pipe. */
+type GitChild = ChildProcessByStdio<Writable, Readable | null, Readable>;
+
 /** The wire protocol's git, under the kernel's bounds (git-bounds.ts), which the processes it starts inherit. */
-function spawnService(options: SpawnOptions, extraArgs: string[], stdout: Socket | 'pipe' = 'pipe'): ChildProcessWithoutNullStreams {
+function spawnService(options: SpawnOptions, extraArgs: string[], stdout: Socket | 'pipe' = 'pipe'): GitChild {
   const { command, args } = underKernelBounds(options.service, serviceArgs(options, extraArgs));
   return spawn(command, args, {
     env: { ...environmentWithoutSecrets, ...serverGitEnvironment(), ...serviceEnv(options) },
@@ -78,7 +81,7 @@ function spawnService(options: SpawnOptions, extraArgs: string[], stdout: Socket
     // which the service's graceful stop lets finish. If the service dies, git is told to stop
     // (underKernelBounds: setpriv's parent-death signal).
     detached: true,
-  }) as ChildProcessWithoutNullStreams;
+  }) as GitChild;
 }
 
 /**
@@ -91,15 +94,16 @@ interface GitOutput {
 }
 
 /** The output of git started with `stdio: 'pipe'`: a new Buffer each read. */
-function pipedOutput(child: ChildProcessWithoutNullStreams): GitOutput {
+function pipedOutput(child: GitChild): GitOutput {
+  const stdout = child.stdout!; // started with a pipe
   return {
     start(onChunk, onEnd) {
-      child.stdout.on('data', (chunk: Buffer) => {
-        if (!onChunk(chunk)) child.stdout.pause();
+      stdout.on('data', (chunk: Buffer) => {
+        if (!onChunk(chunk)) stdout.pause();
       });
-      child.stdout.once('end', onEnd);
+      stdout.once('end', onEnd);
     },
-    resume: () => child.stdout.resume(),
+    resume: () => stdout.resume(),
   };
 }
 
@@ -110,10 +114,7 @@ const OUTPUT_BUFFER_BYTES = 64 * 1024;
  * git started with its stdout on an output socket (output-socket.ts), read into one buffer of its
  * own; with a plain pipe when the socket cannot be had.
  */
-async function spawnWithOutput(
-  options: SpawnOptions,
-  outputDir: string | undefined,
-): Promise<{ child: ChildProcessWithoutNullStreams; output: GitOutput }> {
+async function spawnWithOutput(options: SpawnOptions, outputDir: string | undefined): Promise<{ child: GitChild; output: GitOutput }> {
   if (outputDir) {
     let handlers: { onChunk: OnChunk; onEnd: () => void } | null = null;
     let ended = false;
@@ -121,7 +122,7 @@ async function spawnWithOutput(
       () => null,
     );
     if (pair) {
-      let child: ChildProcessWithoutNullStreams;
+      let child: GitChild;
       try {
         child = spawnService(options, [], pair.gitEnd);
       } catch (error) {
@@ -201,7 +202,7 @@ async function answerFromLauncher(
  * its output is written. The response is not ended: the caller decides when (after recording a push).
  */
 function relay(
-  child: ChildProcessWithoutNullStreams,
+  child: GitChild,
   output: GitOutput,
   res: ServerResponse,
   startResponse: () => void,
@@ -213,6 +214,7 @@ function relay(
     let responded = false;
     /** git's output goes nowhere from now on, but is still read, so git is never stuck on a full socket. */
     let discarding = false;
+    let clientLeft = false;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
     let outputEnded = false;
     const finish = () => {
@@ -222,7 +224,8 @@ function relay(
       }
     };
     const clientGone = () => {
-      if (!res.writableFinished && !discarding) {
+      if (!res.writableFinished && !clientLeft) {
+        clientLeft = true;
         discarding = true;
         output.resume();
         onClientGone();
@@ -378,7 +381,7 @@ export async function runRpc(req: IncomingMessage, res: ServerResponse, options:
 function streamBody(
   req: IncomingMessage,
   res: ServerResponse,
-  child: ChildProcessWithoutNullStreams,
+  child: GitChild,
   decoder: Transform | null,
   maxBytes: number,
 ): { error: () => DomainError | undefined; cut: (error: DomainError) => void } {
