@@ -92,7 +92,14 @@ class BodySpool extends Writable {
     }
     if (!this.file) {
       const file = path.join(this.spoolDir, randomUUID());
-      this.file = { path: file, handle: await fs.promises.open(file, 'wx', 0o600) };
+      const handle = await fs.promises.open(file, 'wx', 0o600);
+      if (this.disposed) {
+        // Disposed of while the file was being made, before dispose could know it: it goes here.
+        await handle.close().catch(() => undefined);
+        await fs.promises.rm(file, { force: true });
+        return;
+      }
+      this.file = { path: file, handle };
       for (const held of this.chunks) await this.file.handle.write(held);
       this.chunks = [this.head()];
       this.releaseMemory();
