@@ -7,6 +7,7 @@ import zlib from 'node:zlib';
 import { adminClient, createUser } from './support/client.js';
 import { GitSandbox, remoteUrl } from './support/git.js';
 import { metricValue } from './support/metrics.js';
+import { commandsOf } from './support/process-tree.js';
 import { CairnServer, query, sleep } from './support/server.js';
 
 let server: CairnServer;
@@ -203,6 +204,7 @@ describe('protocol features', () => {
     expect(clones.map((r) => r.code)).toEqual([0, 0, 0]);
     const head = (cwd: string) => git.git(['rev-parse', 'HEAD^{tree}'], { cwd });
     for (let i = 0; i < 3; i++) expect(await head(git.path(`beside-stray-${i}`))).toBe(await head(source));
+    expect(server.logCount('git output socket unavailable: packs go through pipes, at more CPU')).toBe(0);
   });
 });
 
@@ -396,9 +398,19 @@ describe('clients that go away', () => {
       request.on('response', resolve).on('error', reject);
       request.end(`${pkt(`want ${head} ofs-delta\n`)}0000${pkt('done\n')}`);
     });
-    response.pause(); // read nothing: git soon blocks on a full pipe
+    response.pause(); // read nothing: git soon blocks on a full socket
     response.on('error', () => undefined);
-    expect((await gitChildren(server.process!.pid!)).length).toBeGreaterThan(0);
+    const running = await gitChildren(server.process!.pid!);
+    expect(running.length).toBeGreaterThan(0);
+    // Its pack goes into the service's output socket (git-output.ts), not a pipe: git's stdout is
+    // the accepted end of a connection to it.
+    const commands = await commandsOf(running);
+    const uploadPack = running.find((_, i) => commands[i]!.split(' ').includes('upload-pack'))!;
+    const inode = /^socket:\[(\d+)\]$/.exec(await fs.readlink(`/proc/${uploadPack}/fd/1`))?.[1];
+    const unixSockets = (await fs.readFile('/proc/net/unix', 'utf8')).split('\n').map((line) => line.trim().split(/\s+/));
+    expect(unixSockets.find((fields) => fields[6] === inode)?.[7]).toBe(
+      path.join(server.dataDir, 'tmp', 'git-output', `git-output-${server.process!.pid}.sock`),
+    );
     response.destroy();
     expect(await until(async () => (await gitChildren(server.process!.pid!)).length === 0)).toBe(true);
   });

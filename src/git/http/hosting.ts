@@ -4,6 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { SharedSlots } from '../../concurrency/slots.js';
 import { installHooks } from '../hooks.js';
+import type { Logger } from '../../logger.js';
+import { OutputSockets } from './git-output.js';
 
 /** Pushes one user may have in flight at once in one process. */
 const MAX_PUSHES_PER_USER = 8;
@@ -37,12 +39,12 @@ export class GitHosting {
     readonly reportsDir: string,
     /** Where fetch requests too large to keep in memory wait for their git (request-body.ts). */
     readonly requestsDir: string,
-    /** Where the Unix socket that fetches' git output goes through listens (output-socket.ts). */
-    readonly outputDir: string,
+    /** What fetches' packs are read through (git-output.ts); null where the socket could not be made (they go through pipes). */
+    readonly outputSockets: OutputSockets | null,
   ) {}
 
   /** `nonceSeed`: the site's signed-push nonce seed (receive-settings.ts). */
-  static async start(dataDir: string, nonceSeed: string): Promise<GitHosting> {
+  static async start(dataDir: string, nonceSeed: string, log: Logger): Promise<GitHosting> {
     const hooksDir = await installHooks(dataDir, nonceSeed);
     const reportsDir = path.join(dataDir, 'tmp', 'push-reports');
     await fs.rm(reportsDir, { recursive: true, force: true }); // reports of pushes that died with the last process
@@ -53,7 +55,11 @@ export class GitHosting {
     const outputDir = path.join(dataDir, 'tmp', 'git-output');
     await fs.rm(outputDir, { recursive: true, force: true }); // sockets of processes gone
     await fs.mkdir(outputDir, { recursive: true, mode: 0o700 });
-    return new GitHosting(hooksDir, reportsDir, requestsDir, outputDir);
+    const outputSockets = await OutputSockets.listen(outputDir).catch((error: unknown) => {
+      log.warn({ err: error, dir: outputDir }, 'git output socket unavailable: packs go through pipes, at more CPU');
+      return null;
+    });
+    return new GitHosting(hooksDir, reportsDir, requestsDir, outputSockets);
   }
 
   /** A fetch slot within the client's shares; null when `signal` aborts (the client left) first. */

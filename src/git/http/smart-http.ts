@@ -131,7 +131,7 @@ async function handle(
       gitProtocol,
       maxBodyBytes: MAX_FETCH_REQUEST_BYTES,
       killOnDisconnect: true,
-      outputDir: hosting.outputDir,
+      outputSockets: hosting.outputSockets,
     },
   });
 }

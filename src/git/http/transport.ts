@@ -9,7 +9,7 @@ import { stoppedAt, type GitLimitExceeded } from '../run-git.js';
 import { environmentWithoutSecrets, serverGitEnvironment } from '../git-environment.js';
 import { gitLauncher } from '../git-launcher-host.js';
 import { ClientPace } from './client-pace.js';
-import { outputPair, type OnChunk } from './output-socket.js';
+import { pipedOutput, type GitOutput, type OutputSockets } from './git-output.js';
 import { bodyDecoder, ByteLimit, closeAfterAnswer, tooSlow, type RequestBody } from './request-body.js';
 
 /** The two smart-protocol services git clients ask for (named with the metrics that count them). */
@@ -85,76 +85,26 @@ function spawnService(options: SpawnOptions, extraArgs: string[], stdout: Socket
 }
 
 /**
- * git's output as the relay reads it: each chunk is handed to `onChunk`, which answers false to
- * have reading wait for `resume()`; `onEnd` once git and everything holding its stdout are done.
+ * git with its stdout on an output socket (git-output.ts) when there are any, read into a buffer of
+ * its own; with a plain pipe otherwise, or when a socket cannot be had.
  */
-interface GitOutput {
-  start(onChunk: OnChunk, onEnd: () => void): void;
-  resume(): void;
-}
-
-/** The output of git started with `stdio: 'pipe'`: a new Buffer each read. */
-function pipedOutput(child: GitChild): GitOutput {
-  const stdout = child.stdout!; // started with a pipe
-  return {
-    start(onChunk, onEnd) {
-      stdout.on('data', (chunk: Buffer) => {
-        if (!onChunk(chunk)) stdout.pause();
-      });
-      stdout.once('end', onEnd);
-    },
-    resume: () => stdout.resume(),
-  };
-}
-
-/** Bytes each fetch's output is read in (output-socket.ts), as many as a pipe read gives at most. */
-const OUTPUT_BUFFER_BYTES = 64 * 1024;
-
-/**
- * git started with its stdout on an output socket (output-socket.ts), read into one buffer of its
- * own; with a plain pipe when the socket cannot be had.
- */
-async function spawnWithOutput(options: SpawnOptions, outputDir: string | undefined): Promise<{ child: GitChild; output: GitOutput }> {
-  if (outputDir) {
-    let handlers: { onChunk: OnChunk; onEnd: () => void } | null = null;
-    let ended = false;
-    const pair = await outputPair(outputDir, Buffer.allocUnsafe(OUTPUT_BUFFER_BYTES), (chunk) => handlers!.onChunk(chunk)).catch(
-      () => null,
-    );
-    if (pair) {
-      let child: GitChild;
-      try {
-        child = spawnService(options, [], pair.gitEnd);
-      } catch (error) {
-        pair.reader.destroy();
-        throw error;
-      } finally {
-        pair.close(); // git has its own copy
-      }
-      const end = () => {
-        if (ended) return;
-        ended = true;
-        handlers?.onEnd();
-      };
-      // Reading starts with the relay: until then, git waits on a full socket.
-      pair.reader.pause();
-      pair.reader.once('end', end);
-      pair.reader.once('close', end);
-      return {
-        child,
-        output: {
-          start(onChunk, onEnd) {
-            handlers = { onChunk, onEnd };
-            if (ended) onEnd();
-            else pair.reader.resume();
-          },
-          resume: () => pair.reader.resume(),
-        },
-      };
-    }
+async function spawnWithOutput(
+  options: SpawnOptions,
+  sockets: OutputSockets | null | undefined,
+): Promise<{ child: GitChild; output: GitOutput }> {
+  const socket = await sockets?.open().catch(() => null);
+  if (!socket) {
+    const child = spawnService(options, []);
+    return { child, output: pipedOutput(child.stdout!) };
   }
-  const child = spawnService(options, []);
-  return { child, output: pipedOutput(child) };
+  try {
+    const child = spawnService(options, [], socket.gitEnd);
+    socket.handedToGit();
+    return { child, output: socket.output };
+  } catch (error) {
+    socket.cancel();
+    throw error;
+  }
 }
 
 /**
@@ -287,7 +237,7 @@ export async function advertiseRefs(res: ServerResponse, options: SpawnOptions):
   if (launched) return launched;
   const child = spawnService(options, ['--advertise-refs']);
   child.stdin.end();
-  return relay(child, pipedOutput(child), res, startResponse, () => child.kill('SIGTERM'));
+  return relay(child, pipedOutput(child.stdout!), res, startResponse, () => child.kill('SIGTERM'));
 }
 
 /**
@@ -325,10 +275,10 @@ export interface RpcOptions extends SpawnOptions {
    */
   deadline?: { at: number; error: DomainError };
   /**
-   * Where git's output may be read through a socket of the service's own (output-socket.ts): a
-   * fetch's pack, whose reads would otherwise each allocate a buffer. Without it, through a pipe.
+   * Sockets git's output may be read through (git-output.ts): a fetch's pack, whose reads would
+   * otherwise each allocate a buffer. Without them, through a pipe.
    */
-  outputDir?: string;
+  outputSockets?: OutputSockets | null;
 }
 
 /**
@@ -342,7 +292,7 @@ export async function runRpc(req: IncomingMessage, res: ServerResponse, options:
     req.resume();
     return { code: null, signal: null, responded: false, stderr: '', bodyError: decoder };
   }
-  const { child, output } = await spawnWithOutput(options, options.outputDir);
+  const { child, output } = await spawnWithOutput(options, options.outputSockets);
   child.stdin.on('error', () => undefined); // git may exit without reading all of its input
   let streamed: ReturnType<typeof streamBody> | null = null;
   if (options.body) options.body.pipeTo(child.stdin);
