@@ -8,7 +8,7 @@ import { adminClient, createUser } from './support/client.js';
 import { GitSandbox, remoteUrl } from './support/git.js';
 import { metricValue } from './support/metrics.js';
 import { commandsOf } from './support/process-tree.js';
-import { CairnServer, query, sleep } from './support/server.js';
+import { CairnServer, makeDataDir, query, sleep } from './support/server.js';
 
 let server: CairnServer;
 let git: GitSandbox;
@@ -248,6 +248,35 @@ describe('hostile and malformed requests never get a 5xx', () => {
       body: 'zzzz not a push',
     });
     expect(receive.status).toBeLessThan(500);
+  });
+});
+
+describe('a data dir too long for a socket name', () => {
+  let longDir: CairnServer;
+  beforeAll(async () => {
+    // A data dir of 96 bytes: the output socket's path would be 130 or so, past the 107 a socket's
+    // name may have (Node refuses it: EINVAL), and cut short at 107 it would name `tmp/git-ou`,
+    // outside its own directory.
+    const base = await makeDataDir();
+    const dataDir = path.join(base, 'd'.repeat(96 - base.length - 1));
+    await fs.mkdir(dataDir);
+    longDir = await CairnServer.start({ dataDir });
+  });
+  afterAll(() => longDir.destroy());
+
+  test('fetches go through pipes: said once in the log, and a clone is whole', async () => {
+    const carol = await createUser(adminClient(longDir), 'carol');
+    expect((await carol.post('/repos', { name: 'piped' })).status).toBe(201);
+    const url = remoteUrl(longDir, 'carol', 'piped', carol.token);
+    const source = await makeHistory('piped-src');
+    await git.git(['push', '--quiet', url, 'main'], { cwd: source });
+    await git.git(['clone', '--quiet', url, git.path('piped-back')]);
+    const log = (cwd: string) => git.git(['log', '--format=%H %T', 'main'], { cwd });
+    expect(await log(git.path('piped-back'))).toBe(await log(source));
+    expect(longDir.logCount('git output socket unavailable: packs go through pipes, at more CPU')).toBe(1);
+    // No socket made, in its directory or cut short beside it.
+    expect(await fs.readdir(path.join(longDir.dataDir, 'tmp', 'git-output'))).toEqual([]);
+    expect((await fs.readdir(path.join(longDir.dataDir, 'tmp'))).filter((name) => name.startsWith('git-o'))).toEqual(['git-output']);
   });
 });
 
