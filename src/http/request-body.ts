@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { DomainError } from '../errors/domain-error.js';
 import { MAX_BODY_BYTES, tooLarge } from './body-limit.js';
+import { lingerOnClose } from './lingering-close.js';
 
 /** How long an API request's body may take to arrive after its headers. */
 const BODY_DEADLINE_MS = 60_000;
@@ -44,12 +45,14 @@ function refusedUnread(req: IncomingMessage, held: number): DomainError | null {
 }
 
 /**
- * A body refused: what still comes of it is discarded, and the connection closes after the answer.
- * Unread, the connection would wait for that body for ever (there is no request timeout).
+ * A body refused: what still comes of it is discarded, and the connection closes after the answer,
+ * lingering so that the client reads the answer rather than a reset. Unread, the connection would
+ * wait for that body for ever (there is no request timeout).
  */
 function leaveUnread(req: IncomingMessage, res: ServerResponse): void {
   res.setHeader('Connection', 'close');
   req.resume();
+  lingerOnClose(req.socket);
 }
 
 /** The body's bytes; on refusal, the rest is left unread. */
