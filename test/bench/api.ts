@@ -9,6 +9,9 @@
  * as a shared VM's does, affects each alike) and the medians are reported, with the CPU time the
  * hypervisor stole meanwhile; "vs bare" is the median of each round's own ratio. Prints a table
  * and a JSON line.
+ * BENCH_CPU_PROF=<dir> samples the service's CPU for the whole run and writes a .cpuprofile there on
+ * exit; BENCH_TARGETS=graphql,rest (names containing these, case-insensitive) measures only those
+ * beside the bare route, for a profile of one path.
  */
 import { fork } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -19,11 +22,12 @@ import autocannon from 'autocannon';
 import { adminClient } from '../support/client.js';
 import { GitSandbox, remoteUrl } from '../support/git.js';
 import { CairnServer, freePort } from '../support/server.js';
-import { cpuShares, cpuTimes, median, pairedRatio, type Throughput } from './stats.js';
+import { cpuProfileEnv, cpuShares, cpuTimes, median, pairedRatio, type Throughput } from './stats.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const TARGETS = process.env.BENCH_TARGETS?.toLowerCase().split(',');
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 interface Result extends Throughput {
@@ -60,7 +64,11 @@ async function measureAll(targets: Array<{ name: string; options: autocannon.Opt
   });
 }
 
-const server = await CairnServer.start({ embedded: true, discardOutput: true, env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' } });
+const server = await CairnServer.start({
+  embedded: true,
+  discardOutput: true,
+  env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', ...(await cpuProfileEnv(process.env.BENCH_CPU_PROF)) },
+});
 try {
   const admin = adminClient(server);
   const repo = (await admin.post('/repos', { name: 'bench', description: 'benchmark target', auto_init: true })).body;
@@ -90,7 +98,7 @@ try {
   const query = `query($id: ID!) { repository(id: $id) { id name fullName owner { id login } description private defaultBranch empty cloneUrl
     createdAt updatedAt pushedAt openIssuesCount openPullsCount } }`;
   const stealBefore = await cpuTimes();
-  const results = await measureAll([
+  const all: Array<{ name: string; options: autocannon.Options }> = [
     { name: 'bare Express route', options: { url: `http://127.0.0.1:${barePort}/repos/${repo.id}`, headers: auth } },
     { name: 'REST GET /repos/:id', options: { url: `${server.url}/repos/${repo.id}`, headers: auth } },
     { name: 'REST GET /repos/:id/pulls', options: { url: `${server.url}/repos/${repo.id}/pulls`, headers: auth } },
@@ -104,7 +112,9 @@ try {
         body: JSON.stringify({ query, variables: { id: repo.id } }),
       },
     },
-  ]);
+  ];
+  const targets = all.filter(({ name }, i) => i === 0 || !TARGETS || TARGETS.some((wanted) => name.toLowerCase().includes(wanted)));
+  const results = await measureAll(targets);
   const steal = cpuShares(stealBefore, await cpuTimes()).steal;
   bare.kill();
 

@@ -1,7 +1,8 @@
 /**
- * Preloaded into the service by `bench:writes` when BENCH_CPU_PROF is set (`--import`, since
- * `--cpu-prof` is not allowed in NODE_OPTIONS): samples the CPU from start-up to exit and writes
- * a .cpuprofile (Chrome DevTools format) into CAIRN_BENCH_CPU_PROF_DIR when the process exits.
+ * Preloaded into the service by a bench (`bench:writes`, `bench:statuses`, `bench:api`) when
+ * BENCH_CPU_PROF is set (`--import`, since `--cpu-prof` is not allowed in NODE_OPTIONS): samples
+ * the CPU from start-up to exit and writes a .cpuprofile (Chrome DevTools format) into
+ * CAIRN_BENCH_CPU_PROF_DIR when the process exits.
  */
 import fs from 'node:fs';
 import { Session } from 'node:inspector';
