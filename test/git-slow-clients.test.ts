@@ -10,7 +10,7 @@ import zlib from 'node:zlib';
 import { adminClient, createUser } from './support/client.js';
 import { GitSandbox, remoteUrl } from './support/git.js';
 import { CairnServer, makeDataDir, ROOT, sleep } from './support/server.js';
-import { ESTABLISHED, tcpEnds } from './support/tcp.js';
+import { ESTABLISHED, sendingAfterTheAnswer, tcpEnds } from './support/tcp.js';
 
 /**
  * Slow clients must not stop every clone: sixteen hostile connections from one address — requests
@@ -356,6 +356,16 @@ describe('slow clients', () => {
     expect(pushed.text).toContain('ok refs/heads/slow-but-real');
     expect(server.logs().filter((line) => line.msg === 'git client too slow: cut off').length).toBe(cutsBefore);
   }, 60_000);
+
+  test('a fetch cut off for its pace: its client, still sending, reads the 408 and meets no reset', async () => {
+    // The request's body, but for 1 MiB withheld: a window after it began without another byte, the 408.
+    const withheld = 1024 * 1024;
+    const head = ['POST /alice/big.git/git-upload-pack HTTP/1.1', `Host: 127.0.0.1:${server.port}`];
+    const announced = ['Content-Type: application/x-git-upload-pack-request', `Content-Length: ${want.length + withheld}`];
+    const { answer, errors } = await sendingAfterTheAnswer(server.port, `${[...head, ...announced, '', ''].join('\r\n')}${want}`, withheld);
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+    expect(errors).toEqual([]);
+  });
 
   test('a fetch request too large to keep in memory goes through a file, and the file goes afterwards', async () => {
     // 3 MiB of haves the repository does not have, gzipped: upload-pack ignores them and sends the pack.

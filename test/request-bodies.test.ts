@@ -1,8 +1,8 @@
 import net from 'node:net';
 import { adminClient, createUser } from './support/client.js';
 import { eventually } from './support/receiver.js';
-import { CairnServer, sleep } from './support/server.js';
-import { CLOSE_WAIT, ESTABLISHED, loopbackConnections } from './support/tcp.js';
+import { CairnServer } from './support/server.js';
+import { CLOSE_WAIT, ESTABLISHED, loopbackConnections, sendingAfterTheAnswer } from './support/tcp.js';
 
 /**
  * API request bodies are read within bounds: one account's slow bodies — each a MiB announced and
@@ -110,29 +110,14 @@ test('a body announced over 1 MiB is refused (413) before it is read, and its co
 });
 
 test('a client still sending a refused body when the 413 arrives sends the rest and reads the answer, without a reset', async () => {
-  const admin = adminClient(server);
-  const sender = await createUser(admin, 'latesender');
+  const sender = await createUser(adminClient(server), 'latesender');
+  const first = 64 * 1024;
   const announced = 2 * 1024 * 1024;
-  // Half-open, as HTTP clients are: the service's end of its side does not stop this one's writing.
-  const socket = net.connect({ port: server.port, host: '127.0.0.1', allowHalfOpen: true });
-  const errors: string[] = [];
-  socket.on('error', (error: NodeJS.ErrnoException) => errors.push(error.code ?? error.message));
-  let answer = '';
-  socket.on('data', (chunk) => (answer += chunk.toString('latin1')));
-  const ended = new Promise<void>((resolve) => socket.once('end', resolve));
-  const headers = ['POST /graphql HTTP/1.1', `Host: 127.0.0.1:${server.port}`, `Authorization: Bearer ${sender.token}`];
-  socket.write([...headers, 'Content-Type: application/json', `Content-Length: ${announced}`, '', ''].join('\r\n'));
-  const chunk = Buffer.alloc(64 * 1024, 'x');
-  socket.write(chunk);
-  await ended; // the answer, and the end of the service's side
+  const head = ['POST /graphql HTTP/1.1', `Host: 127.0.0.1:${server.port}`, `Authorization: Bearer ${sender.token}`];
+  const request = `${[...head, 'Content-Type: application/json', `Content-Length: ${announced}`, '', ''].join('\r\n')}${'x'.repeat(first)}`;
+  const { answer, errors } = await sendingAfterTheAnswer(server.port, request, announced - first);
   expect(answer).toMatch(/^HTTP\/1\.1 413 /);
   expect(answer).toMatch(/connection: close/i);
   expect(answer).toContain('PAYLOAD_TOO_LARGE');
-  await sleep(200); // a service that closed its socket outright would answer what follows with a reset
-  for (let sent = chunk.length; sent < announced; sent += chunk.length) {
-    await new Promise<void>((resolve) => socket.write(chunk.subarray(0, Math.min(chunk.length, announced - sent)), () => resolve()));
-  }
-  socket.end();
-  await new Promise((resolve) => socket.once('close', resolve));
   expect(errors).toEqual([]);
 });

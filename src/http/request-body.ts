@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { DomainError } from '../errors/domain-error.js';
 import { MAX_BODY_BYTES, tooLarge } from './body-limit.js';
-import { lingerOnClose } from './lingering-close.js';
+import { closeAfterAnswer } from './lingering-close.js';
 
 /** How long an API request's body may take to arrive after its headers. */
 const BODY_DEADLINE_MS = 60_000;
@@ -14,7 +14,7 @@ const reading = new Map<string, number>();
 /**
  * The body of a REST or GraphQL request as bytes, read within the bounds that keep slow bodies from
  * taking the service: at most MAX_BODY_BYTES (413), within BODY_DEADLINE_MS (408), and at most
- * BODIES_PER_ACCOUNT of one account at once (429). A refused body's connection closes after the answer.
+ * BODIES_PER_ACCOUNT of one account at once (429). A refused body's connection closes after the answer (closeAfterAnswer).
  * The bytes stay a Buffer — outside the JavaScript heap — until the body is whole: 200 bodies held
  * one byte short of their end, read as strings, had run the heap out. `account` is the
  * authenticated caller (authentication comes first: a stranger's body is never read).
@@ -23,7 +23,7 @@ export async function readBodyBytes(req: IncomingMessage, res: ServerResponse, a
   const held = reading.get(account) ?? 0;
   const refused = refusedUnread(req, held);
   if (refused) {
-    leaveUnread(req, res);
+    closeAfterAnswer(req, res);
     throw refused;
   }
   reading.set(account, held + 1);
@@ -44,18 +44,7 @@ function refusedUnread(req: IncomingMessage, held: number): DomainError | null {
   return new DomainError('RATE_LIMITED', `At most ${BODIES_PER_ACCOUNT} request bodies of one account are read at once; try again.`, [], 1);
 }
 
-/**
- * A body refused: what still comes of it is discarded, and the connection closes after the answer,
- * lingering so that the client reads the answer rather than a reset. Unread, the connection would
- * wait for that body for ever (there is no request timeout).
- */
-function leaveUnread(req: IncomingMessage, res: ServerResponse): void {
-  res.setHeader('Connection', 'close');
-  req.resume();
-  lingerOnClose(req.socket);
-}
-
-/** The body's bytes; on refusal, the rest is left unread. */
+/** The body's bytes; on refusal, the rest is read and dropped, and the connection closes after the answer. */
 function collect(req: IncomingMessage, res: ServerResponse): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -64,7 +53,7 @@ function collect(req: IncomingMessage, res: ServerResponse): Promise<Buffer> {
       clearTimeout(timer);
       req.off('data', onData).off('end', onEnd).off('error', onError).off('aborted', onAborted);
       if (!error) return resolve(Buffer.concat(chunks));
-      leaveUnread(req, res);
+      closeAfterAnswer(req, res);
       reject(error);
     };
     const onData = (chunk: Buffer) => {

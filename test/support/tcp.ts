@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import net from 'node:net';
 
 /** One end of a TCP connection, as the kernel sees it (Linux's /proc/net/tcp). */
 export interface TcpEnd {
@@ -53,4 +54,35 @@ export async function loopbackConnections(
     }
   }
   return found;
+}
+
+/**
+ * A client that goes on sending its body after the answer, as HTTP clients do: `request` (the head,
+ * announcing a body of `sent` + `rest` bytes, and the `sent` bytes of it) goes out, the service
+ * answers and ends its side, and then, a moment later, the `rest` goes out in 64 KiB writes before
+ * the client closes. A service that closed its socket outright answers those bytes with a reset,
+ * met here as EPIPE or ECONNRESET. Resolves with the answer and the errors met.
+ */
+export async function sendingAfterTheAnswer(
+  port: number,
+  request: string | Buffer,
+  rest: number,
+): Promise<{ answer: string; errors: string[] }> {
+  // Half-open, as HTTP clients are: the service's end of its side does not stop this one's writing.
+  const socket = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+  const errors: string[] = [];
+  socket.on('error', (error: NodeJS.ErrnoException) => errors.push(error.code ?? error.message));
+  let answer = '';
+  socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+  const ended = new Promise<void>((resolve) => socket.once('end', resolve));
+  socket.write(request);
+  await ended;
+  await new Promise((resolve) => setTimeout(resolve, 200)); // a socket closed outright is gone by now
+  const chunk = Buffer.alloc(64 * 1024, '0');
+  for (let sent = 0; sent < rest; sent += chunk.length) {
+    await new Promise<void>((resolve) => socket.write(chunk.subarray(0, Math.min(chunk.length, rest - sent)), () => resolve()));
+  }
+  socket.end();
+  await new Promise((resolve) => socket.once('close', resolve));
+  return { answer, errors };
 }

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Transform, Writable, type TransformCallback } from 'node:stream';
 import zlib from 'node:zlib';
 import { DomainError } from '../../errors/domain-error.js';
+import { closeAfterAnswer } from '../../http/lingering-close.js';
 import type { ClientPace } from './client-pace.js';
 
 /** A request body up to this size is kept in memory... */
@@ -37,16 +38,6 @@ export class ByteLimit extends Transform {
 /** The cut-off for a request body that arrives too slowly: its reader stops and discards what still comes (closeAfterAnswer). */
 export function tooSlow(pace: ClientPace): DomainError {
   return new DomainError('REQUEST_TIMEOUT', `The request arrived too slowly (under ${pace.floor}) and was cut off; try again.`);
-}
-
-/** The connection of a request cut off closes once it is answered: the rest of its body is never read. */
-export function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
-  if (!res.headersSent) {
-    res.setHeader('Connection', 'close'); // Node closes the connection after the answer
-  } else {
-    const socket = req.socket; // git has answered on a kept-alive response: close after it ourselves
-    res.once('finish', () => socket.destroySoon());
-  }
 }
 
 /** A request body read to its end (decompressed), in memory or in a file, to hand to git. */
@@ -189,7 +180,7 @@ export function readRequestBody(
     /** Stops reading; `keepConnection`: discard the rest so the answer can still be sent, instead of dropping the connection. */
     const fail = (error: DomainError, keepConnection: boolean) => {
       req.unpipe();
-      if (keepConnection) req.resume();
+      if (keepConnection) closeAfterAnswer(req, res);
       else req.destroy();
       settle(error);
     };
@@ -197,10 +188,7 @@ export function readRequestBody(
       if (!req.complete) settle(null);
     };
     req.on('close', gone);
-    pace.onSlowRequest(() => {
-      closeAfterAnswer(req, res);
-      fail(tooSlow(pace), true);
-    });
+    pace.onSlowRequest(() => fail(tooSlow(pace), true));
     limiter.on('error', (error: DomainError) => fail(error, false)); // stop receiving what nobody will read
     spool.on('error', (error) => {
       void spool.dispose().catch(() => undefined);

@@ -10,7 +10,8 @@ import { environmentWithoutSecrets, serverGitEnvironment } from '../git-environm
 import { gitLauncher } from '../git-launcher-host.js';
 import { ClientPace } from './client-pace.js';
 import { pipedOutput, type GitOutput, type OutputSockets } from './git-output.js';
-import { bodyDecoder, ByteLimit, closeAfterAnswer, tooSlow, type RequestBody } from './request-body.js';
+import { closeAfterAnswer } from '../../http/lingering-close.js';
+import { bodyDecoder, ByteLimit, tooSlow, type RequestBody } from './request-body.js';
 
 /** The two smart-protocol services git clients ask for (named with the metrics that count them). */
 export type { GitService };
@@ -356,9 +357,8 @@ function streamBody(
   /** git gets no more of the request and fails; the client gets `error` (unless git has spoken) while what it still sends is discarded, and the connection closes after the answer. */
   const cut = (error: DomainError) => {
     bodyError ??= error;
-    closeAfterAnswer(req, res);
     req.unpipe();
-    req.resume();
+    closeAfterAnswer(req, res);
     child.stdin.destroy();
   };
   pace?.onSlowRequest(() => cut(tooSlow(pace)));
