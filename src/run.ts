@@ -25,12 +25,15 @@ export async function runService(loadSurface: () => Promise<Surface>): Promise<v
     throw error;
   }
   const log = createLogger(config.logLevel);
-  // The embedded PostgreSQL starts in its own process while the service's modules load (startService awaits it and
-  // reports its failure). The modules load after validation: a bad setting fails fast.
+  // The embedded PostgreSQL starts before the service's modules load, not alongside: loading them keeps this one
+  // thread busy for a second in long synchronous stretches, and each of the dozen small steps of starting
+  // PostgreSQL (files, `id`, the spawn, its first connection) waited behind one, so it was ready a second after
+  // the modules instead of long before. startService awaits it and reports its failure. The modules load after
+  // validation: a bad setting fails fast.
   const database = config.databaseUrl
     ? undefined
     : import('./db/embedded-postgres.js').then(({ startEmbeddedPostgres }) => startEmbeddedPostgres(config.dataDir, log));
-  database?.catch(() => undefined);
+  await database?.catch(() => undefined);
   let service;
   try {
     const { startService } = await import('./server.js');

@@ -262,16 +262,20 @@ async function startJobs(config: Config, log: Logger, cleanups: Cleanups, stores
   const agenda: Agenda = jobs.agenda;
   cleanups.push('jobs', () => jobs.stop());
   services.refs.onCommitted(maintenanceScheduler(agenda, log, config.gitMaintenanceDelayMs));
-  await scheduleReconcile(agenda);
-  await services.webhookDelivery.start(agenda, stores.embedded !== null);
-  await services.mergeability.start(agenda);
-  cleanups.push('mergeability checks', () => services.mergeability.stop());
-  await services.pulls.autoMerger.start(agenda);
-  cleanups.push('auto-merges', () => services.pulls.autoMerger.stop());
   // Cleanups run in reverse: pushes in flight record their events, then attempts in flight
-  // finish, then jobs, git hosting and the database stop.
+  // finish, then jobs, git hosting and the database stop. (Each stop is safe on a part that never started.)
+  cleanups.push('mergeability checks', () => services.mergeability.stop());
+  cleanups.push('auto-merges', () => services.pulls.autoMerger.stop());
   cleanups.push('webhook attempts', () => services.webhookDelivery.stop());
   cleanups.push('git requests', () => hosting.drain());
+  // Side by side: each schedules its periodic jobs (a committed write apiece, so a wait on the disk)
+  // and takes up what an earlier run left; none needs another, and one after another cost a start 0.3 s.
+  await Promise.all([
+    scheduleReconcile(agenda),
+    services.webhookDelivery.start(agenda, stores.embedded !== null),
+    services.mergeability.start(agenda),
+    services.pulls.autoMerger.start(agenda),
+  ]);
   return agenda;
 }
 
