@@ -95,7 +95,7 @@ export async function startService(
   config: Config,
   log: Logger,
   surface: Surface = () => [],
-  /** The embedded database, when the caller started it already (run.ts starts it while the service loads). */
+  /** The embedded database, when the caller started it already (run.ts starts it before the service's modules load). */
   starting?: Promise<EmbeddedDatabase>,
 ): Promise<RunningService> {
   const cleanups = new Cleanups(log);
@@ -252,6 +252,7 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
 /** Agenda with every capability's jobs, and the parts that run on it. */
 async function startJobs(config: Config, log: Logger, cleanups: Cleanups, stores: Stores, built: Built): Promise<Agenda> {
   const { services, hosting } = built;
+  if (stores.embedded) await services.webhookDelivery.releaseClaimsOfCrashedRun();
   const jobs = await startAgenda(config, stores.databaseUrl, log, [
     maintenanceJobs(services, stores.locks),
     reconcileJobs(services),
@@ -268,15 +269,22 @@ async function startJobs(config: Config, log: Logger, cleanups: Cleanups, stores
   cleanups.push('auto-merges', () => services.pulls.autoMerger.stop());
   cleanups.push('webhook attempts', () => services.webhookDelivery.stop());
   cleanups.push('git requests', () => hosting.drain());
-  // Side by side: each schedules its periodic jobs (a committed write apiece, so a wait on the disk)
-  // and takes up what an earlier run left; none needs another, and one after another cost a start 0.3 s.
-  await Promise.all([
+  // Side by side: each schedules its periodic jobs (a committed write apiece, a wait on the disk) and
+  // takes up what an earlier run left; none needs another. All settle before a failure is thrown, so
+  // the cleanups never close the database under a start still running.
+  await allStarted([
     scheduleReconcile(agenda),
-    services.webhookDelivery.start(agenda, stores.embedded !== null),
+    services.webhookDelivery.start(agenda),
     services.mergeability.start(agenda),
     services.pulls.autoMerger.start(agenda),
   ]);
   return agenda;
+}
+
+/** Waits for every start, then throws the first failure. */
+async function allStarted(starts: Array<Promise<unknown>>): Promise<void> {
+  const failed = (await Promise.allSettled(starts)).find((outcome) => outcome.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 /** GraphQL, readiness, the git protocol and the surfaces (REST) on one HTTP server, listening. */

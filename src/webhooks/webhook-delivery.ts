@@ -81,15 +81,17 @@ export class WebhookDelivery {
   }
 
   /**
-   * Once Agenda runs: periodic jobs, and a sweep for whatever a previous run
-   * left pending. With a database no other process can use (the embedded
-   * one), claims left by a crashed run are released at once instead of
-   * waiting for their lease to lapse.
+   * With a database no other process can use (the embedded one), claims left by a crashed run are
+   * released at once instead of waiting for their lease to lapse. Before Agenda runs, and before
+   * anything else of this process can deliver: a claim of its own would be released too, and its
+   * delivery sent twice.
    */
-  async start(agenda: Agenda, exclusiveDatabase: boolean): Promise<void> {
-    if (exclusiveDatabase) {
-      await this.orm.em.fork().execute(`update deliveries set claimed_until = null where status = 'pending' and claimed_until is not null`);
-    }
+  async releaseClaimsOfCrashedRun(): Promise<void> {
+    await this.orm.em.fork().execute(`update deliveries set claimed_until = null where status = 'pending' and claimed_until is not null`);
+  }
+
+  /** Once Agenda runs: periodic jobs, and a sweep for whatever a previous run left pending. */
+  async start(agenda: Agenda): Promise<void> {
     await scheduleWebhookJobs(agenda, this.config);
     this.wake(await dueWebhooks(this.orm, 0));
   }
