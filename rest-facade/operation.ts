@@ -28,11 +28,12 @@ export type OperationOutcome = { ok: true; data: Record<string, unknown> } | { o
  * generic executor (walking the document, looking fields up, coercing through
  * the type system) is done once instead of on every request.
  *
- * Once, but not at start-up: most of the 80 routes of a process may never be
- * called, and preparing them all cost every start 0.15–0.2 s of CPU. A
- * document that does not match the schema still cannot ship: the test suite
- * checks every one (codegen validates them against the committed schema,
- * which must match the resolvers).
+ * Once, but not at start-up: most of the facade's operations may never be
+ * called in a process, and preparing them all cost every start 0.15–0.2 s of
+ * CPU.
+ * A document that does not match the schema still cannot ship:
+ * `npm run openapi` prepares every one (`prepare()`), and the test suite
+ * runs it.
  */
 export class RestOperation {
   private prepared: Prepared | null = null;
@@ -42,7 +43,8 @@ export class RestOperation {
     private readonly document: DocumentNode,
   ) {}
 
-  private prepare(): Prepared {
+  /** Validates, derives and compiles, once; throws when the document does not match the schema. */
+  prepare(): Prepared {
     if (this.prepared) return this.prepared;
     const { schema, document } = this;
     const errors = validate(schema, document);
