@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { within } from './deadline.js';
-import http from 'node:http';
+import type { Server as HttpServer } from 'node:http';
+import { http } from './http/node-http.js';
 import type { Agenda } from 'agenda';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Accounts } from './auth/accounts.service.js';
@@ -71,7 +72,7 @@ export type Surface = (services: Services, schema: GraphQLSchema) => Mount[];
 
 export interface RunningService {
   services: Services;
-  server: http.Server;
+  server: HttpServer;
   /** Graceful stop: no new connections, in-flight work finishes (bounded), database stopped last. */
   close(): Promise<void>;
 }
@@ -296,7 +297,7 @@ async function serveHttp(
   { services, hosting, metrics }: Built,
   agenda: Agenda,
   surface: Surface,
-): Promise<http.Server> {
+): Promise<HttpServer> {
   const schema = await getSchema();
   const apollo = await startApollo<RequestContext>(schema, log, { onOperationCost: chargeOperations(services.rateLimits) });
   cleanups.push('GraphQL', () => apollo.stop());
@@ -347,7 +348,7 @@ async function serveHttp(
  * connection whose request finishes is idle from then on, and closed at the next sweep: `close()`
  * alone closes only the connections idle at the time, and would wait out the grace for the others.
  */
-async function stopHttp(server: http.Server): Promise<void> {
+async function stopHttp(server: HttpServer): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
   const sweep = setInterval(() => server.closeIdleConnections(), 50);

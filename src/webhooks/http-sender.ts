@@ -1,5 +1,6 @@
 import dns from 'node:dns';
-import http from 'node:http';
+import type * as NodeHttp from 'node:http';
+import { http } from '../http/node-http.js';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { Logger } from '../logger.js';
@@ -165,7 +166,7 @@ export class HttpSender {
   }
 }
 
-function flattenHeaders(headers: http.IncomingHttpHeaders): Record<string, string> {
+function flattenHeaders(headers: NodeHttp.IncomingHttpHeaders): Record<string, string> {
   const flat: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
