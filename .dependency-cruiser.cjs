@@ -54,6 +54,14 @@ const folder = (names) => `^src/(${names.join('|')})/`;
 
 module.exports = {
   forbidden: [
+    {
+      name: 'node-http-as-commonjs',
+      comment:
+        "An ES import of node:http loads Node's fetch client (undici) into the service: import { http } from src/http/node-http.ts, types with `import type`.",
+      severity: 'error',
+      from: { path: '^(src|rest-facade)/' },
+      to: { path: '^(node:)?http$', dependencyTypes: ['core'], dependencyTypesNot: ['type-only'] },
+    },
     { name: 'no-circular', severity: 'error', comment: 'No import cycles, type-only ones included.', from: {}, to: { circular: true } },
     {
       name: 'core-never-imports-the-facade',

@@ -13,20 +13,6 @@ export default tseslint.config(
     },
   },
   {
-    // An ES import of node:http loads Node's fetch client into the service (src/http/node-http.ts says why).
-    files: ['src/**/*.ts', 'rest-facade/**/*.ts'],
-    rules: {
-      '@typescript-eslint/no-restricted-imports': [
-        'error',
-        ...['node:http', 'http'].map((name) => ({
-          name,
-          allowTypeImports: true,
-          message: "import { http } from 'src/http/node-http.ts' (types: `import type`): an ES import of it loads undici.",
-        })),
-      ],
-    },
-  },
-  {
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
   },
