@@ -1,5 +1,6 @@
 import { objectSizes } from './object-sizes.js';
-import { GitCommandError, runGit, runGitHead, tryGitHead } from './run-git.js';
+import { nulFields, ownCopy } from './own-strings.js';
+import { GitCommandError, runGit, runGitHead, runGitRaw, tryGitHead } from './run-git.js';
 
 /** A commit as push payloads describe it (`commits[]`). */
 export interface PushCommit {
@@ -97,7 +98,8 @@ const LARGE_COMMIT_BYTES = 1024 * 1024;
 const DIFF_CHUNK_COMMITS = 256;
 const DIFF_CHUNK_BYTES = 8 * 1024 * 1024;
 
-const cut = (message: string, chars: number) => (message.length > chars ? `${message.slice(0, chars)}…` : message);
+/** `message` kept to `chars`, in a string of its own: a description outlives the output it was read from (own-strings.ts). */
+const cut = (message: string, chars: number) => ownCopy(message.length > chars ? `${message.slice(0, chars)}…` : message);
 
 /** A message as a description past its budgets holds it: its first BRIEF_MESSAGE_CHARS. */
 export const briefMessage = (message: string) => cut(message, BRIEF_MESSAGE_CHARS);
@@ -177,7 +179,7 @@ function chunksBySize(shas: string[], sizes: Map<string, number>, limit: number)
 /** Metadata (and with `body` = `%B`, messages) of commits, with one `git log --no-walk`. */
 async function logCommits(dir: string, shas: string[], body: '%B' | ''): Promise<PushCommit[]> {
   const FIELDS = 7;
-  const { stdout } = await runGit(
+  const { stdout } = await runGitRaw(
     ['log', '--no-walk=unsorted', '--stdin', '-z', `--format=%H%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00${body}`],
     {
       cwd: dir,
@@ -185,7 +187,7 @@ async function logCommits(dir: string, shas: string[], body: '%B' | ''): Promise
     },
   );
   // NUL-separated fields, 7 per commit (git cuts messages at NUL, so none contains one).
-  const fields = stdout.split('\0');
+  const fields = nulFields(stdout);
   const commits: PushCommit[] = [];
   for (let i = 0; i + FIELDS <= fields.length; i += FIELDS) {
     const [id, authorName, authorEmail, authorDate, committerName, committerEmail, message] = fields.slice(i, i + FIELDS) as string[];
@@ -259,7 +261,7 @@ async function listChangedPaths(
   listing: PathListing,
 ): Promise<{ complete: Set<string>; exceeded: boolean }> {
   const { stdout, truncated, exceeded } = await tryGitHead(DIFF_TREE, DIFF_CHUNK_BYTES, { cwd: dir, input: shas.join('\n') + '\n' });
-  const seen = parseChangedPaths(stdout.toString('utf8'), truncated || exceeded !== null, described, listing);
+  const seen = parseChangedPaths(stdout, truncated || exceeded !== null, described, listing);
   // Whole output: every commit was listed. Cut short: all but the last commit seen (it may have more).
   return { complete: new Set(truncated || exceeded ? seen.slice(0, -1) : seen), exceeded: exceeded !== null };
 }
@@ -269,8 +271,8 @@ async function listChangedPaths(
  * commit's MAX_PATHS_PER_COMMIT, or past the budget, are skipped and the commit marked
  * `paths_truncated`. Returns the ids seen, in order.
  */
-function parseChangedPaths(output: string, cutShort: boolean, described: Map<string, PushCommit>, budget: PathListing): string[] {
-  const tokens = output.split('\0');
+function parseChangedPaths(output: Buffer, cutShort: boolean, described: Map<string, PushCommit>, budget: PathListing): string[] {
+  const tokens = nulFields(output); // paths kept are of their own, not views of the whole output
   if (cutShort) tokens.pop(); // the last token may be cut short
   const seen: string[] = [];
   let current: PushCommit | undefined;
