@@ -89,17 +89,23 @@ describe('tokens', () => {
 
   test('an expired token is refused', async () => {
     await createUser(admin, 'hank');
-    // Time has to pass here: the token must work before its expiry and not after. Four seconds
-    // leave room for creating it on a busy machine. It is first used a second before its expiry,
-    // so the request just after the expiry comes while that check is still trusted (2 s): the
-    // expiry must be enforced on a remembered token too, not only when the database is asked.
-    const expiresAt = Date.now() + 4000;
-    const hank = new Client(server, await createToken(admin, 'hank', ['repo'], new Date(expiresAt).toISOString()));
-    await sleep(Math.max(0, expiresAt - 1000 - Date.now()));
-    expect((await hank.get('/repos')).status).toBe(200);
-    await sleep(Math.max(0, expiresAt - Date.now()) + 20);
-    expect((await hank.get('/repos')).status).toBe(401);
-    expect((await hank.graphql('{ viewer { id } }')).status).toBe(401);
+    // Time has to pass here: the token must work before its expiry and not after. It is first used
+    // a second before its expiry, so the request just after the expiry comes while that check is
+    // still trusted (2 s): the expiry must be enforced on a remembered token too, not only when the
+    // database is asked. On a machine too busy to answer that first request before the expiry, the
+    // round proves nothing and is played again with a new token.
+    for (let round = 1; ; round++) {
+      const expiresAt = Date.now() + 4000;
+      const hank = new Client(server, await createToken(admin, 'hank', ['repo'], new Date(expiresAt).toISOString()));
+      await sleep(Math.max(0, expiresAt - 1000 - Date.now()));
+      const before = await hank.get('/repos');
+      if (Date.now() >= expiresAt && round < 3) continue;
+      expect(before.status).toBe(200);
+      await sleep(Math.max(0, expiresAt - Date.now()) + 20);
+      expect((await hank.get('/repos')).status).toBe(401);
+      expect((await hank.graphql('{ viewer { id } }')).status).toBe(401);
+      return;
+    }
   });
 
   test('validation: unknown scopes, no scopes, past expiry, empty name', async () => {
