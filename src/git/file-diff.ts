@@ -1,3 +1,4 @@
+import { DomainError } from '../errors/domain-error.js';
 import { ZERO_SHA } from '../ids.js';
 import { parseHunks, type Hunk } from './diff-positions.js';
 import { GitCommandError, GitLimitExceeded, runGit, runGitAccepting, runGitHead } from './run-git.js';
@@ -11,18 +12,29 @@ import { GitCommandError, GitLimitExceeded, runGit, runGitAccepting, runGitHead 
  * whatever their number (diff-positions.ts then reads the hunks).
  */
 
-/** A file of the diff: its hunks, or none for a binary file or a submodule (nothing to comment on). */
+/** A file of the diff: its hunks, or none for a binary file, a submodule or a diff too large (nothing to comment on). */
 export interface FileDiff {
   path: string;
   previousPath: string | null;
   binary: boolean;
+  /** Its diff is past MAX_FILE_DIFF_LINES or MAX_FILE_DIFF_BYTES: not read, as GitHub does not show such a diff. */
+  tooLarge: boolean;
   hunks: Hunk[];
 }
 
 const BIG_FILE = '1m';
 const RENAME_LIMIT = 1000;
 const MAX_LISTING_BYTES = 8 * 1024 * 1024;
-const MAX_PATCH_OUTPUT_BYTES = 32 * 1024 * 1024;
+const MAX_PATCH_OUTPUT_BYTES = 16 * 1024 * 1024;
+/**
+ * A file's diff is read into hunks line by line (diff-positions.ts), some 100 bytes of memory a line:
+ * one of a million one-character lines, under BIG_FILE, would take 150 MB. Past these (GitHub's own
+ * limits for showing a file's diff) a file is too large to comment on; past MAX_DIFF_LINES the files
+ * asked for at once are refused together.
+ */
+export const MAX_FILE_DIFF_LINES = 20_000;
+export const MAX_FILE_DIFF_BYTES = 1024 * 1024;
+const MAX_DIFF_LINES = 100_000;
 const SUBMODULE = '160000';
 
 interface Side {
@@ -119,17 +131,47 @@ async function diffFiles(dir: string, files: Listed[]): Promise<Map<string, File
     { cwd: dir, maxOutputBytes: MAX_PATCH_OUTPUT_BYTES },
   );
   const blocks = new Map<string, string>();
-  for (const block of `\n${stdout}`.split('\ndiff --git ').slice(1)) {
+  for (const block of diffBlocks(stdout)) {
     const name = /^a\/(f\d+) /.exec(block)?.[1];
     if (name) blocks.set(name, blocks.has(name) ? '' : block); // two blocks: a blob became a submodule or back
   }
+  let lines = 0;
   files.forEach((file, i) => {
     const block = blocks.get(`f${i}`) ?? '';
     const submodule = file.before?.mode === SUBMODULE || file.after?.mode === SUBMODULE;
     const binary = submodule || /^Binary files /m.test(block);
-    result.set(file.path, { path: file.path, previousPath: file.previousPath, binary, hunks: binary ? [] : parseHunks(block) });
+    const blockLines = binary ? 0 : lineCount(block);
+    const tooLarge = blockLines > MAX_FILE_DIFF_LINES || block.length > MAX_FILE_DIFF_BYTES;
+    if (!tooLarge) lines += blockLines;
+    if (lines > MAX_DIFF_LINES) {
+      throw new DomainError(
+        'GIT_LIMIT_EXCEEDED',
+        `the diffs of these ${files.length} files hold more than ${MAX_DIFF_LINES} lines together: ask for fewer files at once`,
+      );
+    }
+    const hunks = binary || tooLarge ? [] : parseHunks(block);
+    result.set(file.path, { path: file.path, previousPath: file.previousPath, binary, tooLarge: !binary && tooLarge, hunks });
   });
   return result;
+}
+
+const DIFF_HEADER = 'diff --git ';
+
+/** Each file's part of a `git diff` output, after its `diff --git `: views of the output, not copies of it. */
+function diffBlocks(output: string): string[] {
+  const starts: number[] = [];
+  const first = output.startsWith(DIFF_HEADER) ? 0 : output.indexOf(`\n${DIFF_HEADER}`);
+  for (let at = first; at !== -1; at = output.indexOf(`\n${DIFF_HEADER}`, at + 1)) {
+    starts.push(at === 0 && output.startsWith(DIFF_HEADER) ? DIFF_HEADER.length : at + 1 + DIFF_HEADER.length);
+  }
+  return starts.map((start, i) => output.slice(start, i + 1 < starts.length ? starts[i + 1]! - DIFF_HEADER.length - 1 : undefined));
+}
+
+/** Lines of a text, counted without splitting it. */
+function lineCount(text: string): number {
+  let count = 0;
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) count++;
+  return count;
 }
 
 /** git's words for commits that are gone or never were. */

@@ -9,7 +9,14 @@ import {
   type DiffSide,
   type HunksByDigest,
 } from '../../git/diff-positions.js';
-import { isMissingCommit, isPullCommit, pullFileDiffs, type FileDiff } from '../../git/file-diff.js';
+import {
+  isMissingCommit,
+  isPullCommit,
+  MAX_FILE_DIFF_BYTES,
+  MAX_FILE_DIFF_LINES,
+  pullFileDiffs,
+  type FileDiff,
+} from '../../git/file-diff.js';
 import type { GitStorage } from '../../git/storage.js';
 import type { Principal } from '../../principal.js';
 
@@ -155,6 +162,13 @@ export async function placeThreads(
     const file = files.get(placement.path);
     if (!file) return problems.add(field('path'), 'path_not_in_diff', `${placement.path} is not changed by the pull request`);
     if (file.binary) return problems.add(field('line'), 'line_not_in_diff', `${placement.path} is binary: it has no lines to comment on`);
+    if (file.tooLarge) {
+      return problems.add(
+        field('line'),
+        'line_not_in_diff',
+        `${placement.path}'s diff is too large to comment on (more than ${MAX_FILE_DIFF_LINES} lines or ${MAX_FILE_DIFF_BYTES / 1024 / 1024} MiB)`,
+      );
+    }
     const anchor = anchorOf(file.hunks, placement);
     if ('code' in anchor) return problems.add(field(anchor.field), anchor.code, anchor.message);
     const hunk = file.hunks[anchor.hunk]!;
