@@ -1,5 +1,6 @@
 import { registerEnumType } from 'type-graphql';
-import { runGit } from '../git/run-git.js';
+import { describeCommits } from '../git/commits.js';
+import { runGit, runGitRaw } from '../git/run-git.js';
 import type { Signature } from '../git/storage.js';
 import { mergeTree } from './pull-request.git.js';
 
@@ -89,7 +90,7 @@ async function mergeCommit(dir: string, request: MergeRequest): Promise<string> 
 
 async function squashCommit(dir: string, request: MergeRequest): Promise<string> {
   const tree = await mergedTree(dir, request.base, request.head);
-  const commits = await commitsToReplay(dir, request.base, request.head);
+  const commits = request.commitMessage == null ? await squashedMessages(dir, request.base, request.head) : null;
   const title = request.commitTitle ?? `${request.title} (#${request.number})`;
   const time = now();
   return writeCommit(dir, {
@@ -97,8 +98,35 @@ async function squashCommit(dir: string, request: MergeRequest): Promise<string>
     parents: [request.base],
     author: identity(request.author, time),
     committer: identity(request.merger, time),
-    message: message(title, request.commitMessage ?? squashBody(request, commits)),
+    message: message(title, request.commitMessage ?? squashBody(request, commits!)),
   });
+}
+
+/** Commits a squash message lists at most, oldest first; the rest are counted in a last line. */
+const MAX_SQUASH_LISTED = 1000;
+
+interface SquashedCommits {
+  listed: Array<{ author: Signature; message: string }>;
+  unlisted: number;
+}
+
+/**
+ * The messages a squash lists: of the first MAX_SQUASH_LISTED commits, as push events describe them
+ * (describeCommits: each cut at 64 KiB, and past 4 MiB in all at 1 KiB), so that commits of huge
+ * messages make a long squash message, not one the service cannot hold.
+ */
+async function squashedMessages(dir: string, base: string, head: string): Promise<SquashedCommits> {
+  const range = [head, `^${base}`];
+  const total = Number((await runGit(['rev-list', '--count', ...range], { cwd: dir })).stdout.trim());
+  const skip = Math.max(0, total - MAX_SQUASH_LISTED); // newest first before --reverse: skipping the newest keeps the oldest
+  const listing = await runGit(['rev-list', '--reverse', '--topo-order', `--skip=${skip}`, ...range], { cwd: dir });
+  const shas = listing.stdout.split('\n').filter(Boolean);
+  const described = await describeCommits(dir, shas, { paths: false });
+  const listed = shas.flatMap((sha) => {
+    const commit = described.get(sha);
+    return commit ? [{ author: commit.author, message: commit.message }] : [];
+  });
+  return { listed, unlisted: total - listed.length };
 }
 
 /** A `Co-authored-by:` line of a commit message (git's trailer key is case-insensitive). */
@@ -110,14 +138,14 @@ const CO_AUTHORED_BY = /^co-authored-by:[ \t]*(\S.*?)[ \t]*$/gim;
  * carried, gathered into one trailer block at the end, where git reads trailers (left in a
  * commit's bullet, in the middle of the message, git would not see them).
  */
-function squashBody(request: MergeRequest, commits: ReplayedCommit[]): string {
+function squashBody(request: MergeRequest, commits: SquashedCommits): string {
   const own = new Set([request.author.email, ...request.authorAddresses].map((address) => address.toLowerCase()));
   const coAuthors = new Map<string, string>();
   const credit = (who: string, email: string) => {
     const key = email.toLowerCase();
     if (!own.has(key) && !coAuthors.has(key)) coAuthors.set(key, `Co-authored-by: ${who}`);
   };
-  const bullets = commits.map(({ signature: author, message: text }) => {
+  const bullets = commits.listed.map(({ author, message: text }) => {
     // As git recorded them: these addresses were pushed by the people who wrote the commits.
     credit(`${author.name} <${author.email}>`, author.email);
     for (const [, who] of text.matchAll(CO_AUTHORED_BY)) credit(who!, /<([^>]*)>/.exec(who!)?.[1] ?? who!);
@@ -127,6 +155,7 @@ function squashBody(request: MergeRequest, commits: ReplayedCommit[]): string {
       .trim();
     return `* ${rest}`;
   });
+  if (commits.unlisted > 0) bullets.push(`* … and ${commits.unlisted} more commit${commits.unlisted === 1 ? '' : 's'}`);
   return [bullets.join('\n\n'), [...coAuthors.values()].join('\n')].filter(Boolean).join('\n\n');
 }
 
@@ -150,11 +179,10 @@ const MAX_REBASE_COMMITS = 250;
  * request is merged with another method.
  */
 async function rebaseCommits(dir: string, request: MergeRequest): Promise<string> {
-  const commits = await commitsToReplay(dir, request.base, request.head);
+  const commits = await commitsToReplay(dir, request.base, request.head, MAX_REBASE_COMMITS + 1);
   if (commits.length > MAX_REBASE_COMMITS) {
-    throw new NotMergeable(
-      `rebase replays at most ${MAX_REBASE_COMMITS} commits and this pull request has ${commits.length}: merge or squash it`,
-    );
+    const total = Number((await runGit(['rev-list', '--count', request.head, `^${request.base}`], { cwd: dir })).stdout.trim());
+    throw new NotMergeable(`rebase replays at most ${MAX_REBASE_COMMITS} commits and this pull request has ${total}: merge or squash it`);
   }
   if (commits.some((commit) => commit.parents.length === 0)) {
     throw new NotMergeable('the pull request shares no history with the base branch');
@@ -182,7 +210,7 @@ async function rebaseCommits(dir: string, request: MergeRequest): Promise<string
       // A commit that was empty to begin with is kept, as git rebase keeps it.
       if (tree === tipTree && !(await wasEmpty(dir, commit))) continue;
     }
-    tip = await writeCommit(dir, { tree, parents: [tip], author: commit.author, committer, message: commit.message });
+    tip = await writeCommit(dir, { tree, parents: [tip], author: commit.author, committer, ...(await messageOf(dir, commit.sha)) });
     tipTree = tree;
   }
   if (tip === request.base) throw new NotMergeable('every commit of the pull request is already in the base branch: close it');
@@ -198,32 +226,51 @@ interface ReplayedCommit {
   parents: string[];
   /** The author line as the commit has it: `Name <email> <seconds> <zone>`. */
   author: string;
-  /** The same author as a signature (for Co-authored-by trailers). */
-  signature: Signature;
-  message: string;
 }
 
-/** The commits of head that base lacks, oldest first, with what replaying them needs. */
-async function commitsToReplay(dir: string, base: string, head: string): Promise<ReplayedCommit[]> {
-  const FIELDS = 7;
+/**
+ * The commits of head that base lacks, oldest first, with what replaying them needs but their
+ * messages (read one at a time as each is replayed: messageOf); at most `limit`, the newest.
+ */
+async function commitsToReplay(dir: string, base: string, head: string, limit: number): Promise<ReplayedCommit[]> {
+  const FIELDS = 6;
   const { stdout } = await runGit(
-    ['log', '--reverse', '--topo-order', '-z', '--date=raw', '--format=%H%x00%T%x00%P%x00%an%x00%ae%x00%ad%x00%B', head, `^${base}`],
+    [
+      'log',
+      '--reverse',
+      '--topo-order',
+      `--max-count=${limit}`,
+      '-z',
+      '--date=raw',
+      '--format=%H%x00%T%x00%P%x00%an%x00%ae%x00%ad',
+      head,
+      `^${base}`,
+    ],
     { cwd: dir },
   );
   const fields = stdout.split('\0');
   const commits: ReplayedCommit[] = [];
   for (let i = 0; i + FIELDS <= fields.length; i += FIELDS) {
-    const [sha, tree, parents, name, email, date, body] = fields.slice(i, i + FIELDS) as string[];
+    const [sha, tree, parents, name, email, date] = fields.slice(i, i + FIELDS) as string[];
     commits.push({
       sha: sha!,
       tree: tree!,
       parents: parents ? parents.split(' ') : [],
       author: `${name!} <${email!}> ${date!}`,
-      signature: { name: name!, email: email! },
-      message: body!.replace(/\n+$/, ''),
     });
   }
   return commits;
+}
+
+/**
+ * A commit's message as its bytes, with its `encoding` header if it has one: replayed byte for byte
+ * (in whatever encoding it was written), and held outside the JavaScript heap however long it is.
+ */
+async function messageOf(dir: string, sha: string): Promise<{ message: Buffer; encoding: string | null }> {
+  const { stdout } = await runGitRaw(['cat-file', 'commit', sha], { cwd: dir });
+  const end = stdout.indexOf('\n\n');
+  const headers = stdout.toString('utf8', 0, end < 0 ? stdout.length : end);
+  return { message: end < 0 ? Buffer.alloc(0) : stdout.subarray(end + 2), encoding: /^encoding (.+)$/m.exec(headers)?.[1] ?? null };
 }
 
 /** Seconds and zone, as a commit records a time. */
@@ -243,15 +290,20 @@ function identity(who: Signature, time: string): string {
  */
 async function writeCommit(
   dir: string,
-  commit: { tree: string; parents: string[]; author: string; committer: string; message: string },
+  commit: { tree: string; parents: string[]; author: string; committer: string; message: string | Buffer; encoding?: string | null },
 ): Promise<string> {
-  const text = [
+  const header = [
     `tree ${commit.tree}`,
     ...commit.parents.map((parent) => `parent ${parent}`),
     `author ${commit.author}`,
     `committer ${commit.committer}`,
+    ...(commit.encoding ? [`encoding ${commit.encoding}`] : []),
     '',
-    commit.message.replace(/\n+$/, ''),
+    '',
   ].join('\n');
-  return (await runGit(['hash-object', '-t', 'commit', '-w', '--stdin'], { cwd: dir, input: `${text}\n` })).stdout.trim();
+  const message = Buffer.isBuffer(commit.message) ? commit.message : Buffer.from(commit.message);
+  let end = message.length;
+  while (end > 0 && message[end - 1] === 0x0a) end--; // one line break at the end, however many it had
+  const input = Buffer.concat([Buffer.from(header), message.subarray(0, end), Buffer.from('\n')]);
+  return (await runGit(['hash-object', '-t', 'commit', '-w', '--stdin'], { cwd: dir, input })).stdout.trim();
 }
