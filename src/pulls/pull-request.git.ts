@@ -4,6 +4,7 @@ import { readCommits } from '../git/browse.js';
 import type { Commit } from '../git/git.types.js';
 import { gitBounds } from '../git/git-bounds.js';
 import { objectSizes } from '../git/object-sizes.js';
+import { ownCopy } from '../git/own-strings.js';
 import { GitCommandError, GitLimitExceeded, runGit, runGitAccepting, runGitHead, tryGitHead } from '../git/run-git.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
 
@@ -339,7 +340,8 @@ function patchOf(block: string): string | null {
   const start = block.indexOf('\n@@ ');
   if (start < 0) return null;
   const patch = block.slice(start + 1).replace(/\n$/, '');
-  return Buffer.byteLength(patch) > MAX_PATCH_BYTES ? null : patch;
+  // Its own copy: a view would keep the page's whole diff output alive as long as the answer (own-strings.ts).
+  return Buffer.byteLength(patch) > MAX_PATCH_BYTES ? null : ownCopy(patch);
 }
 
 /** Conflicting paths kept of one merge: enough to act on, bounded for records and payloads. */
