@@ -4,6 +4,7 @@ import { isValidBranchName } from '../repositories/names.js';
 import { peelToCommits } from './commits.js';
 import { Blob, Branch, Commit, MAX_TREE_LISTING_MIB, Tag, TreeEntryType, type TreeEntryConnection } from './git.types.js';
 import { objectSizes } from './object-sizes.js';
+import { nulPage, ownCopy } from './own-strings.js';
 import { GitCommandError, runGit, runGitHead, runGitRaw } from './run-git.js';
 
 /** Blobs larger than this are described but their text is not returned. */
@@ -100,7 +101,9 @@ export async function listBranches(dir: string, defaultBranch: string, page: Pag
     dir,
     slice.map((branch) => branch.sha),
   );
-  const nodes = slice.map(({ sha, ref }) => {
+  const nodes = slice.map((branch) => {
+    // Copies: the listing's views would keep all of it (up to MAX_READ_BYTES) as long as the answer.
+    const [ref, sha] = [ownCopy(branch.ref), ownCopy(branch.sha)];
     const name = ref.slice('refs/heads/'.length);
     return { name, ref, sha, isDefault: name === defaultBranch, commit: commits.get(sha)! };
   });
@@ -113,7 +116,8 @@ export async function listTags(dir: string, page: Page): Promise<Connection<Tag>
     const [sha, type, ref] = record.split('\0') as [string, string, string];
     return { sha, ref, annotated: type === 'tag' };
   });
-  const slice = all.slice(page.offset, page.offset + page.limit);
+  // Copies: the listing's views would keep all of it (up to MAX_READ_BYTES) as long as the answer.
+  const slice = all.slice(page.offset, page.offset + page.limit).map((tag) => ({ ...tag, sha: ownCopy(tag.sha), ref: ownCopy(tag.ref) }));
   const annotated = slice.filter((tag) => tag.annotated).map((tag) => tag.ref);
   // Tag names hold no glob characters (git refuses them), so each pattern is the ref itself (or a prefix of others, dropped here).
   const messages = new Map(
@@ -176,10 +180,9 @@ export async function listTree(dir: string, revision: string, path: string, page
     if (error instanceof GitCommandError) throw notFound('tree');
     throw error;
   }
-  const records = listing.stdout.toString('utf8').split('\0');
-  records.pop(); // after the last NUL: nothing, or an entry cut short
+  const { total, records } = nulPage(listing.stdout, page.offset, page.limit);
   // "<mode> <type> <sha>\t<name>" per entry.
-  const entries = records.slice(page.offset, page.offset + page.limit).map((record) => {
+  const entries = records.map((record) => {
     const tab = record.indexOf('\t');
     const [mode, type, sha] = record.slice(0, tab).split(' ') as [string, string, string];
     const name = record.slice(tab + 1);
@@ -190,7 +193,7 @@ export async function listTree(dir: string, revision: string, path: string, page
     entries.filter((entry) => entry.type === TreeEntryType.BLOB).map((entry) => entry.sha),
   );
   for (const entry of entries) if (entry.type === TreeEntryType.BLOB) entry.size = sizes.get(entry.sha) ?? null;
-  return { ...connection(entries, records.length, page), truncated: listing.truncated };
+  return { ...connection(entries, total, page), truncated: listing.truncated };
 }
 
 /** The file at `path`. NOT_FOUND when it is missing or not a file. */

@@ -21,3 +21,17 @@ export function nulFields(output: Buffer): string[] {
 export function ownCopy(text: string): string {
   return Buffer.from(text, 'utf8').toString('utf8');
 }
+
+/**
+ * The NUL-terminated records of git's `-z` output (what follows the last NUL, cut short, left out):
+ * how many there are, and those from `offset` to `offset + limit`, each decoded on its own. A page of
+ * a huge listing holds its own entries, not the whole listing as one string.
+ */
+export function nulPage(output: Buffer, offset: number, limit: number): { total: number; records: string[] } {
+  const ends: number[] = [];
+  for (let at = output.indexOf(0); at !== -1; at = output.indexOf(0, at + 1)) ends.push(at);
+  const records = ends
+    .slice(offset, offset + limit)
+    .map((end, i) => output.toString('utf8', offset + i === 0 ? 0 : ends[offset + i - 1]! + 1, end));
+  return { total: ends.length, records };
+}
