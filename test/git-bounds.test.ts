@@ -47,10 +47,7 @@ afterAll(async () => {
 });
 afterEach(() => {
   expect(guard.exceeded).toBe(false);
-  // A service that died (its heap's limit, say) fails the test that killed it, with its last words.
-  const { exitCode, signalCode } = server.process!;
-  if (exitCode !== null || signalCode !== null)
-    throw new Error(`the service exited (${exitCode ?? signalCode}):\n${server.output.slice(-3000)}`);
+  server.assertRunning(); // a service that died (at its heap's limit, say) fails the test that killed it
 });
 
 /** A repository of alice's with a webhook for pushes at `/<name>` of the receiver. */

@@ -157,8 +157,11 @@ async function diffFiles(dir: string, files: Listed[]): Promise<Map<string, File
 
 const DIFF_HEADER = 'diff --git ';
 
-/** Each file's part of a `git diff` output, after its `diff --git `: views of the output, not copies of it. */
-function diffBlocks(output: string): string[] {
+/**
+ * Each file's part of a `git diff` output (anything before the first, `--numstat` lines say, left out),
+ * after its `diff --git `: views of the output, not copies of it.
+ */
+export function diffBlocks(output: string): string[] {
   const starts: number[] = [];
   const first = output.startsWith(DIFF_HEADER) ? 0 : output.indexOf(`\n${DIFF_HEADER}`);
   for (let at = first; at !== -1; at = output.indexOf(`\n${DIFF_HEADER}`, at + 1)) {

@@ -102,6 +102,11 @@ async function squashCommit(dir: string, request: MergeRequest): Promise<string>
   });
 }
 
+/** How many commits of head base lacks. */
+async function commitCount(dir: string, base: string, head: string): Promise<number> {
+  return Number((await runGit(['rev-list', '--count', head, `^${base}`], { cwd: dir })).stdout.trim());
+}
+
 /** Commits a squash message lists at most, oldest first; the rest are counted in a last line. */
 const MAX_SQUASH_LISTED = 1000;
 
@@ -117,7 +122,7 @@ interface SquashedCommits {
  */
 async function squashedMessages(dir: string, base: string, head: string): Promise<SquashedCommits> {
   const range = [head, `^${base}`];
-  const total = Number((await runGit(['rev-list', '--count', ...range], { cwd: dir })).stdout.trim());
+  const total = await commitCount(dir, base, head);
   const skip = Math.max(0, total - MAX_SQUASH_LISTED); // newest first before --reverse: skipping the newest keeps the oldest
   const listing = await runGit(['rev-list', '--reverse', '--topo-order', `--skip=${skip}`, ...range], { cwd: dir });
   const shas = listing.stdout.split('\n').filter(Boolean);
@@ -181,7 +186,7 @@ const MAX_REBASE_COMMITS = 250;
 async function rebaseCommits(dir: string, request: MergeRequest): Promise<string> {
   const commits = await commitsToReplay(dir, request.base, request.head, MAX_REBASE_COMMITS + 1);
   if (commits.length > MAX_REBASE_COMMITS) {
-    const total = Number((await runGit(['rev-list', '--count', request.head, `^${request.base}`], { cwd: dir })).stdout.trim());
+    const total = await commitCount(dir, request.base, request.head);
     throw new NotMergeable(`rebase replays at most ${MAX_REBASE_COMMITS} commits and this pull request has ${total}: merge or squash it`);
   }
   if (commits.some((commit) => commit.parents.length === 0)) {

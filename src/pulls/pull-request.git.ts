@@ -4,6 +4,7 @@ import { readCommits } from '../git/browse.js';
 import type { Commit } from '../git/git.types.js';
 import { gitBounds } from '../git/git-bounds.js';
 import { objectSizes } from '../git/object-sizes.js';
+import { diffBlocks } from '../git/file-diff.js';
 import { ownCopy } from '../git/own-strings.js';
 import { GitCommandError, GitLimitExceeded, runGit, runGitAccepting, runGitHead, tryGitHead } from '../git/run-git.js';
 import { connection, type Connection, type Page } from '../graphql/pagination.js';
@@ -320,7 +321,7 @@ async function diffPage(dir: string, named: Map<string, ListedFile>, withPatches
   // Blocks start at "diff --git a/f<i> b/f<i>" lines; a line of content in a patch always starts with
   // ' ', '+', '-' or '\\', so only "\n" (never another line break) can start a header.
   const blocks = new Map<string, string[]>();
-  for (const block of stdout.slice(patches).split('\ndiff --git ').slice(1)) {
+  for (const block of diffBlocks(stdout)) {
     const name = /^a\/(f\d+) /.exec(block)?.[1];
     if (name) blocks.set(name, [...(blocks.get(name) ?? []), block]);
   }

@@ -257,6 +257,13 @@ export class CairnServer {
       .map(parseLine);
   }
 
+  /** Throws, with the process's last output, when it has exited: a test during which the service died fails with its last words. */
+  assertRunning(): void {
+    const { exitCode, signalCode } = this.process!;
+    if (exitCode !== null || signalCode !== null)
+      throw new Error(`the service exited (${exitCode ?? signalCode}):\n${this.output.slice(-3000)}`);
+  }
+
   /** SIGTERM and wait for the exit; returns the exit code. */
   async stop(): Promise<number | null> {
     this.notShared('stopping');
