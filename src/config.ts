@@ -30,6 +30,8 @@ export interface Config {
   webhookTimeoutMs: number;
   webhookRetryDelaysMs: number[];
   webhookDisableAfterMs: number;
+  /** Request bodies one process holds for attempts in flight, all webhooks together (CAIRN_WEBHOOK_MEMORY). */
+  webhookMemoryBytes: number;
   deliveryRetentionMs: number;
   webhookAllowedHosts: string[];
   gitAnonymousRead: boolean;
@@ -231,6 +233,12 @@ export function loadConfig(env: Env = process.env): Config {
     pushTimeoutMs: duration('CAIRN_GIT_PUSH_TIMEOUT', '10m', [7 * 86_400_000, '7d']),
   };
 
+  const webhookMemoryRaw = read('CAIRN_WEBHOOK_MEMORY') ?? '32m';
+  const webhookMemoryBytes = parseSize(webhookMemoryRaw);
+  if (webhookMemoryBytes === undefined || webhookMemoryBytes < 1024 ** 2) {
+    throw new ConfigError('CAIRN_WEBHOOK_MEMORY', `"${webhookMemoryRaw}" is not a size of at least 1m (e.g. 32m, 256m)`);
+  }
+
   const logLevel = (read('LOG_LEVEL') ?? 'info').toLowerCase() as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `"${logLevel}" is not one of ${LOG_LEVELS.join(', ')}`);
@@ -251,6 +259,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookTimeoutMs: duration('CAIRN_WEBHOOK_TIMEOUT', '10s'),
     webhookRetryDelaysMs,
     webhookDisableAfterMs: duration('CAIRN_WEBHOOK_DISABLE_AFTER', '7d'),
+    webhookMemoryBytes,
     deliveryRetentionMs: duration('CAIRN_DELIVERY_RETENTION', '30d'),
     webhookAllowedHosts,
     gitAnonymousRead: ['true', '1', 'yes'].includes(anonRaw),

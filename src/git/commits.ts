@@ -80,11 +80,14 @@ export async function isAncestor(dir: string, ancestor: string, descendant: stri
 
 /** Messages in payloads are cut here (a push of a few huge messages must stay recordable). */
 const MAX_MESSAGE_CHARS = 64 * 1024;
+/** Names and emails in payloads are cut here: git sets no bound, and a description holds them for every commit. */
+const MAX_IDENTITY_CHARS = 256;
 /** Paths listed per commit (added, modified and removed together); past it `paths_truncated`. */
 const MAX_PATHS_PER_COMMIT = 3000;
 /**
  * What the descriptions of one push may hold in all, whatever is pushed: message text kept whole (up
- * to MAX_MESSAGE_CHARS each), and path text listed, in the order the commits are asked for. Past the
+ * to MAX_MESSAGE_CHARS each), and path text listed, in the order the commits are asked for, both
+ * counted as the bytes they take in a payload's JSON (a control character takes six). Past the
  * first, a message is cut at BRIEF_MESSAGE_CHARS; past the second, commits list no paths.
  */
 const MESSAGE_BUDGET_BYTES = 4 * 1024 * 1024;
@@ -103,6 +106,9 @@ const cut = (message: string, chars: number) => ownCopy(message.length > chars ?
 
 /** A message as a description past its budgets holds it: its first BRIEF_MESSAGE_CHARS. */
 export const briefMessage = (message: string) => cut(message, BRIEF_MESSAGE_CHARS);
+
+/** The bytes `text` takes in a payload: as a JSON string, without its quotes. */
+const payloadBytes = (text: string) => Buffer.byteLength(JSON.stringify(text)) - 2;
 
 /**
  * Describes commits for payloads, with a bounded number of git processes and bounded memory
@@ -140,13 +146,29 @@ export async function describeCommits(dir: string, shas: string[], { paths = tru
     if (commit)
       described.set(sha, { ...commit, message: cut(body < 0 ? '' : text.slice(body + 2).replace(/\n+$/, ''), allowance.get(sha)!) });
   }
+  keepMessagesWithinBudget(unique, described);
   const found = unique.filter((sha) => described.has(sha));
   if (paths) await addChangedPaths(dir, found, described);
   else for (const sha of found) described.get(sha)!.paths_truncated = true;
   return described;
 }
 
-/** How much of each message is kept: whole (up to MAX_MESSAGE_CHARS) while the budget lasts, then brief. */
+/**
+ * Messages kept whole while MESSAGE_BUDGET_BYTES lasts, counted as payload bytes, in the order of
+ * importance; the rest brief. `messageAllowances` decided what to read from git by object sizes
+ * before any message was read; this holds the budget to what the messages take in JSON.
+ */
+function keepMessagesWithinBudget(shas: string[], described: Map<string, PushCommit>): void {
+  let budget = MESSAGE_BUDGET_BYTES;
+  for (const sha of shas) {
+    const commit = described.get(sha);
+    if (!commit) continue;
+    if (budget <= 0) commit.message = briefMessage(commit.message);
+    else budget -= payloadBytes(commit.message);
+  }
+}
+
+/** How much of each message is read: whole (up to MAX_MESSAGE_CHARS) while the budget lasts, then brief. */
 function messageAllowances(shas: string[], sizes: Map<string, number>): Map<string, number> {
   let budget = MESSAGE_BUDGET_BYTES;
   return new Map(
@@ -191,12 +213,14 @@ async function logCommits(dir: string, shas: string[], body: '%B' | ''): Promise
   const commits: PushCommit[] = [];
   for (let i = 0; i + FIELDS <= fields.length; i += FIELDS) {
     const [id, authorName, authorEmail, authorDate, committerName, committerEmail, message] = fields.slice(i, i + FIELDS) as string[];
+    // Fields are their own strings already (nulFields): only one cut short needs a copy.
+    const identity = (text: string) => (text.length > MAX_IDENTITY_CHARS ? cut(text, MAX_IDENTITY_CHARS) : text);
     commits.push({
       id: id!,
       message: message!.replace(/\n+$/, ''),
       timestamp: authorDate!,
-      author: { name: authorName!, email: authorEmail! },
-      committer: { name: committerName!, email: committerEmail! },
+      author: { name: identity(authorName!), email: identity(authorEmail!) },
+      committer: { name: identity(committerName!), email: identity(committerEmail!) },
       added: [],
       modified: [],
       removed: [],
@@ -291,7 +315,7 @@ function parseChangedPaths(output: Buffer, cutShort: boolean, described: Map<str
         continue;
       }
       listed++;
-      budget.bytes -= Buffer.byteLength(path);
+      budget.bytes -= payloadBytes(path);
       if (token === 'A') current.added.push(path);
       else if (token === 'D') current.removed.push(path);
       else current.modified.push(path);

@@ -21,8 +21,10 @@ export interface WorkerSettings {
   retryDelaysMs: number[];
   /** Requests on the wire at most for one webhook in one process, however quickly its receiver answers. */
   maxPerWebhookConcurrency: number;
-  /** Attempts in flight at once in one process, all webhooks together (sent or being recorded): bounds sockets and memory. */
+  /** Attempts in flight at once in one process, all webhooks together (sent or being recorded): bounds sockets. */
   processConcurrency: number;
+  /** Request bodies those attempts hold at once (CAIRN_WEBHOOK_MEMORY): bounds memory, whatever the bodies' size. */
+  memoryBytes: number;
   /** CAIRN_DATABASE_TIMEOUT: how long after its deadline a statement the database did not answer may still land. */
   databaseTimeoutMs: number;
   userAgent: string;
@@ -47,12 +49,16 @@ const CLAIM_RETRY_MS = 1_000;
 const RECORD_RETRY_MS = 1_000;
 /** Recording stops trying this long before the claim's lease lapses. */
 const RECORD_MARGIN_MS = 5_000;
+/** Webhooks whose state (failing or not) a process remembers once their drain has ended. */
+const LAST_SEEN_WEBHOOKS = 10_000;
 /** Retries are woken at the end of their RETRY_TIMER_MS slot: the claim takes what is due within 100 ms. */
 const RETRY_TIMER_MS = 100;
 
 /** A delivery as claimed, with its webhook's URL and secret as they were at the claim. */
 interface Claim extends ClaimedDelivery {
   url: string;
+  /** Its body's size in UTF-8: what it counts against the process's `memoryBytes` while in flight. */
+  bytes: number;
   /** Null when the stored secret cannot be decrypted (CAIRN_SECRET_KEY changed): the attempt fails unsent. */
   secret: string | null;
 }
@@ -70,6 +76,8 @@ interface Drain {
   inflight: number;
   /** Whether its latest attempt failed; null until its first claim reads it. */
   failing: boolean | null;
+  /** Its last claim left due deliveries whose bodies did not fit: it claims again once an attempt ends somewhere. */
+  waitsForBytes: boolean;
   /** When the window, full with work waiting, stops holding that work back (OVERDUE_MS after it filled). */
   overdueAt: number | null;
   window: AdaptiveConcurrency;
@@ -131,6 +139,17 @@ export class DeliveryWorker {
   /** Attempts in flight for failing webhooks, all together: at most `failingShare`. */
   private failingInflight = 0;
   private readonly failingShare: number;
+  /** Body bytes of the attempts in flight (and of claims running), all webhooks together and failing ones alone. */
+  private inflightBytes = 0;
+  private failingInflightBytes = 0;
+  private readonly failingShareBytes: number;
+  /**
+   * Per share (webhooks known to be healthy; the others), the drain whose due bodies did not fit the
+   * room left: until it has claimed them, no other drain of its share claims (`bytesFor`).
+   */
+  private readonly heldForBytes: { healthy: Drain | null; failing: Drain | null } = { healthy: null, failing: null };
+  /** Whether each webhook's latest attempt failed, as its last drain here saw it: a new drain starts from it. */
+  private readonly lastSeenFailing = new Map<string, boolean>();
   private stopping = false;
 
   constructor(
@@ -145,6 +164,7 @@ export class DeliveryWorker {
   ) {
     this.recorder = new AttemptRecorder(orm, log);
     this.failingShare = Math.floor(settings.processConcurrency / 2);
+    this.failingShareBytes = Math.floor(settings.memoryBytes / 2);
   }
 
   /** Deliveries for these webhooks are (or may be) due: get them going now. */
@@ -178,16 +198,17 @@ export class DeliveryWorker {
   }
 
   private startDrain(webhookId: string): void {
-    // A new drain does not know yet whether the webhook is failing: its first claim, as small as
-    // the starting window and counted in the failing share, reads the state, and a failing
-    // webhook's next claim takes what is due.
+    // A new drain takes what this process last saw of the webhook. When it saw nothing, the first
+    // claim, as small as the starting window and counted in the failing share, reads the state,
+    // and a failing webhook's next claim takes what is due.
     const drain: Drain = {
       webhookId,
       poked: true,
       mayHaveMore: false,
       sending: 0,
       inflight: 0,
-      failing: null,
+      failing: this.lastSeenFailing.get(webhookId) ?? null,
+      waitsForBytes: false,
       overdueAt: null,
       window: new AdaptiveConcurrency(INITIAL_WINDOW, this.settings.maxPerWebhookConcurrency),
       lastSuccessWrite: 0,
@@ -198,8 +219,7 @@ export class DeliveryWorker {
       .catch((error: unknown) => {
         // Not expected (claims retry on their own); a dead drain must not stay to swallow wake-ups.
         this.log.error({ err: error, webhookId }, 'webhook drain failed');
-        if (this.drains.get(webhookId) === drain) this.drains.delete(webhookId);
-        this.waitingForRoom.delete(drain);
+        if (this.drains.get(webhookId) === drain) this.end(drain);
       })
       .finally(() => this.loops.delete(loop));
     this.loops.add(loop);
@@ -213,10 +233,11 @@ export class DeliveryWorker {
       const room = this.roomFor(drain, overdue);
       if (more && room > 0) {
         const processRoom = this.processRoomFor(drain);
-        if (processRoom > 0) {
+        const bytes = processRoom > 0 ? this.bytesFor(drain) : null;
+        if (bytes) {
           drain.poked = false;
           if (overdue) drain.overdueAt = null;
-          if (!(await this.claimAndStart(drain, Math.min(room, processRoom)))) {
+          if (!(await this.claimAndStart(drain, Math.min(room, processRoom), bytes))) {
             drain.poked = true; // try again after a pause: what was due still is
             await this.idle(drain, CLAIM_RETRY_MS);
           }
@@ -226,12 +247,11 @@ export class DeliveryWorker {
       }
       if (drain.inflight === 0 && !more && !this.waitingForRoom.has(drain)) {
         // Decided synchronously: a wake-up from now on finds no drain and starts a new one.
-        this.drains.delete(drain.webhookId);
+        this.end(drain);
         return;
       }
       if (this.stopping && drain.inflight === 0) {
-        this.drains.delete(drain.webhookId);
-        this.waitingForRoom.delete(drain);
+        this.end(drain);
         return;
       }
       // A deadline, not a timeout: wake-ups (answers, new events) must not put the overdue claim off.
@@ -241,7 +261,23 @@ export class DeliveryWorker {
       else if (drain.overdueAt === null || (drain.overdueAt <= Date.now() && !waitsForRoom)) drain.overdueAt = Date.now() + OVERDUE_MS;
       const untilOverdue = drain.overdueAt === null ? IDLE_CHECK_MS : drain.overdueAt - Date.now();
       const wait = untilOverdue > 0 ? Math.min(untilOverdue, IDLE_CHECK_MS) : IDLE_CHECK_MS;
-      if (await this.idle(drain, wait)) drain.poked = true; // nothing woke it: look again anyway
+      if (await this.idle(drain, wait)) {
+        // Nothing woke it: look again anyway, for bodies too.
+        drain.poked = true;
+        drain.waitsForBytes = false;
+      }
+    }
+  }
+
+  /** The drain is done: it lets go of what it held, and what it saw of its webhook is kept for the next drain. */
+  private end(drain: Drain): void {
+    this.drains.delete(drain.webhookId);
+    this.waitingForRoom.delete(drain);
+    this.holdForBytes(drain, false);
+    if (drain.failing !== null) {
+      this.lastSeenFailing.delete(drain.webhookId); // re-inserted last: the oldest go first past the bound
+      this.lastSeenFailing.set(drain.webhookId, drain.failing);
+      if (this.lastSeenFailing.size > LAST_SEEN_WEBHOOKS) this.lastSeenFailing.delete(this.lastSeenFailing.keys().next().value!);
     }
   }
 
@@ -265,17 +301,50 @@ export class DeliveryWorker {
   }
 
   /**
-   * Claims up to `room` deliveries and starts them. The room counts as in flight while the claim
-   * runs, so drains claiming at once cannot together pass the per-process limit; it turns into
-   * the started attempts in one synchronous step, and only then is what is left over offered to
-   * drains waiting for room. False when the claim failed (logged; the caller retries).
+   * The body bytes the drain may claim now, within the process's `memoryBytes` — a failing webhook's
+   * (or one not known yet) within the failing half of it, as for attempts — or null when it may not
+   * claim. A drain with all its share free (no body of its share in flight, none claimed, and for a
+   * healthy one none at all) may take its oldest due delivery whatever its size (`oversizeFirst`):
+   * a body larger than the bound is still sent, alone in its share.
+   *
+   * While a drain waits for room for a body (`heldForBytes`), the other drains of its share claim
+   * nothing, so a stream of small bodies cannot keep taking the room a large one waits for; it has
+   * its room once the attempts in flight end, within a timeout. A healthy drain waiting holds
+   * failing ones back too, as they use the same memory; a failing one never holds back healthy
+   * ones, nor ones whose state is not known yet.
    */
-  private async claimAndStart(drain: Drain, room: number): Promise<boolean> {
+  private bytesFor(drain: Drain): { maxBytes: number; oversizeFirst: boolean } | null {
+    if (drain.waitsForBytes) return null;
+    const failing = drain.failing !== false;
+    const { healthy: healthyHeld, failing: failingHeld } = this.heldForBytes;
+    // A drain not known yet is not held back by a failing one: its first claim is small, and tells which it is.
+    if ((healthyHeld && healthyHeld !== drain) || (drain.failing === true && failingHeld && failingHeld !== drain)) return null;
+    const free = this.settings.memoryBytes - this.inflightBytes;
+    const maxBytes = failing ? Math.min(free, this.failingShareBytes - this.failingInflightBytes) : free;
+    if (maxBytes === (failing ? this.failingShareBytes : this.settings.memoryBytes)) return { maxBytes, oversizeFirst: true };
+    return maxBytes > 0 ? { maxBytes, oversizeFirst: false } : null;
+  }
+
+  /** Marks the drain as the one its share waits on while its due bodies do not fit (`bytesFor`), or lets its share go. */
+  private holdForBytes(drain: Drain, held: boolean): void {
+    if (this.heldForBytes.healthy === drain) this.heldForBytes.healthy = null;
+    if (this.heldForBytes.failing === drain) this.heldForBytes.failing = null;
+    if (held) this.heldForBytes[drain.failing !== false ? 'failing' : 'healthy'] ??= drain;
+  }
+
+  /**
+   * Claims up to `room` deliveries whose bodies fit `bytes`, and starts them. The room and the bytes
+   * count as in flight while the claim runs, so drains claiming at once cannot together pass the
+   * per-process limits; they turn into the started attempts in one synchronous step, and only then is what
+   * is left over offered to drains waiting for room. False when the claim failed (logged; the
+   * caller retries).
+   */
+  private async claimAndStart(drain: Drain, room: number, bytes: { maxBytes: number; oversizeFirst: boolean }): Promise<boolean> {
     drain.sending += room;
-    const release = this.reserve(drain, room);
+    const release = this.reserve(drain, room, bytes.maxBytes);
     let claims: Claim[] | null;
     try {
-      claims = await this.claim(drain, room);
+      claims = await this.claim(drain, room, bytes);
     } catch (error) {
       this.log.error({ err: error, webhookId: drain.webhookId }, 'could not claim deliveries; retrying');
       claims = null;
@@ -283,7 +352,7 @@ export class DeliveryWorker {
     drain.sending -= room;
     release();
     for (const claim of claims ?? []) this.start(drain, claim);
-    if ((claims?.length ?? 0) < room) this.wakeWaiting();
+    this.wakeWaiting();
     return claims !== null;
   }
 
@@ -307,22 +376,30 @@ export class DeliveryWorker {
     if (this.waitingForRoom.size === 0) return;
     const waiting = [...this.waitingForRoom];
     this.waitingForRoom.clear();
-    for (const drain of waiting) drain.wakeUp?.();
+    for (const drain of waiting) {
+      drain.waitsForBytes = false;
+      drain.wakeUp?.();
+    }
   }
 
   /**
-   * Takes up to `limit` due deliveries of the webhook from the queue (delivery-queue.ts), with its
-   * current URL and secret.
+   * Takes up to `limit` due deliveries of the webhook whose bodies fit `bytes` from the queue
+   * (delivery-queue.ts), with its current URL and secret. Due deliveries left because they did not
+   * fit make the drain wait for room, holding its share (`holdForBytes`).
    */
-  private async claim(drain: Drain, limit: number): Promise<Claim[]> {
-    const rows = await claimDue(this.orm.em.fork(), drain.webhookId, {
+  private async claim(drain: Drain, limit: number, bytes: { maxBytes: number; oversizeFirst: boolean }): Promise<Claim[]> {
+    const { deliveries: rows, due } = await claimDue(this.orm.em.fork(), drain.webhookId, {
       limit,
+      ...bytes,
       dueWithinSeconds: RETRY_TIMER_MS / 1000,
       leaseSeconds: this.leaseSeconds(),
     });
-    drain.mayHaveMore = rows.length === limit;
+    const leftForBytes = rows.length < due;
+    drain.mayHaveMore = due === limit || leftForBytes;
+    drain.waitsForBytes = leftForBytes;
+    if (rows.length > 0) drain.failing = rows[0]!.failing;
+    this.holdForBytes(drain, leftForBytes);
     if (rows.length === 0) return [];
-    drain.failing = rows[0]!.failing;
     const secret = this.openSecret(drain.webhookId, rows[0]!.secret_ciphertext);
     return rows.map(({ secret_ciphertext: _sealed, failing: _failing, ...claim }) => ({ ...claim, secret }));
   }
@@ -346,24 +423,33 @@ export class DeliveryWorker {
   }
 
   /**
-   * Counts `count` attempts as in flight, for the drain and the process (and the failing share
-   * unless the webhook is known not to be failing); returns what takes them out of flight again.
+   * Counts `count` attempts holding `bytes` of bodies as in flight, for the drain and the process
+   * (and the failing share unless the webhook is known not to be failing); returns what takes them
+   * out of flight again.
    */
-  private reserve(drain: Drain, count: number): () => void {
-    const failing = drain.failing !== false ? count : 0;
+  private reserve(drain: Drain, count: number, bytes: number): () => void {
+    const failing = drain.failing !== false;
     drain.inflight += count;
     this.inflight += count;
-    this.failingInflight += failing;
+    this.inflightBytes += bytes;
+    if (failing) {
+      this.failingInflight += count;
+      this.failingInflightBytes += bytes;
+    }
     return () => {
       drain.inflight -= count;
       this.inflight -= count;
-      this.failingInflight -= failing;
+      this.inflightBytes -= bytes;
+      if (failing) {
+        this.failingInflight -= count;
+        this.failingInflightBytes -= bytes;
+      }
     };
   }
 
   private start(drain: Drain, claim: Claim): void {
     drain.sending++; // off the wire again when its answer comes (`attempt`)
-    const release = this.reserve(drain, 1);
+    const release = this.reserve(drain, 1, claim.bytes);
     const attempt = this.attempt(drain, claim).finally(() => {
       release();
       this.attempts.delete(attempt);

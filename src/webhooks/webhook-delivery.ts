@@ -19,7 +19,7 @@ const USER_AGENT = `Cairn-Hookshot/${VERSION}`;
 
 /** Requests on the wire at most per webhook and process, for a receiver that answers quickly (the window adapts below it). */
 const MAX_PER_WEBHOOK_CONCURRENCY = 64;
-/** Attempts in flight at once per process, all webhooks together (sockets, memory). */
+/** Attempts in flight at once per process, all webhooks together (sockets; their bodies' memory is CAIRN_WEBHOOK_MEMORY). */
 const PROCESS_CONCURRENCY = 1024;
 
 /**
@@ -71,6 +71,7 @@ export class WebhookDelivery {
         retryDelaysMs: this.config.webhookRetryDelaysMs,
         maxPerWebhookConcurrency: MAX_PER_WEBHOOK_CONCURRENCY,
         processConcurrency: PROCESS_CONCURRENCY,
+        memoryBytes: this.config.webhookMemoryBytes,
         databaseTimeoutMs: this.config.databaseTimeoutMs,
         userAgent: USER_AGENT,
       };

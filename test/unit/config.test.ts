@@ -97,6 +97,13 @@ describe('sizes', () => {
     expect(configRefusal({ CAIRN_GIT_MAX_PUSH_SIZE: value })).toMatchObject({ variable: 'CAIRN_GIT_MAX_PUSH_SIZE' });
   });
 
+  test('CAIRN_WEBHOOK_MEMORY is 32m by default, at least 1m', () => {
+    expect(loadConfig({}).webhookMemoryBytes).toBe(32 * 1024 ** 2);
+    expect(loadConfig({ CAIRN_WEBHOOK_MEMORY: '1m' }).webhookMemoryBytes).toBe(1024 ** 2);
+    expect(configRefusal({ CAIRN_WEBHOOK_MEMORY: '1023k' })).toMatchObject({ variable: 'CAIRN_WEBHOOK_MEMORY' });
+    expect(configRefusal({ CAIRN_WEBHOOK_MEMORY: 'lots' })).toMatchObject({ variable: 'CAIRN_WEBHOOK_MEMORY' });
+  });
+
   test('CAIRN_GIT_MEMORY_LIMIT is at least 64m', () => {
     expect(loadConfig({ CAIRN_GIT_MEMORY_LIMIT: '64m' }).gitBounds.memoryBytes).toBe(64 * 1024 ** 2);
     expect(configRefusal({ CAIRN_GIT_MEMORY_LIMIT: '65535k' })).toMatchObject({ variable: 'CAIRN_GIT_MEMORY_LIMIT' });
