@@ -150,6 +150,8 @@ export class DeliveryWorker {
   private readonly heldForBytes: { healthy: Drain | null; failing: Drain | null } = { healthy: null, failing: null };
   /** Whether each webhook's latest attempt failed, as its last drain here saw it: a new drain starts from it. */
   private readonly lastSeenFailing = new Map<string, boolean>();
+  /** Attempts ended (their bodies freed) so far: a claim that left bodies for want of room tells by it whether room came meanwhile. */
+  private attemptsEnded = 0;
   private stopping = false;
 
   constructor(
@@ -273,7 +275,10 @@ export class DeliveryWorker {
   private end(drain: Drain): void {
     this.drains.delete(drain.webhookId);
     this.waitingForRoom.delete(drain);
-    this.holdForBytes(drain, false);
+    if (this.heldForBytes.healthy === drain || this.heldForBytes.failing === drain) {
+      this.holdForBytes(drain, false);
+      this.wakeWaiting(false); // the drains its hold kept back
+    }
     if (drain.failing !== null) {
       this.lastSeenFailing.delete(drain.webhookId); // re-inserted last: the oldest go first past the bound
       this.lastSeenFailing.set(drain.webhookId, drain.failing);
@@ -342,9 +347,12 @@ export class DeliveryWorker {
   private async claimAndStart(drain: Drain, room: number, bytes: { maxBytes: number; oversizeFirst: boolean }): Promise<boolean> {
     drain.sending += room;
     const release = this.reserve(drain, room, bytes.maxBytes);
+    const endedBefore = this.attemptsEnded;
     let claims: Claim[] | null;
     try {
       claims = await this.claim(drain, room, bytes);
+      // Bodies left for want of room wait for an attempt to end, unless one ended while the claim ran.
+      if (drain.waitsForBytes && this.attemptsEnded !== endedBefore) drain.waitsForBytes = false;
     } catch (error) {
       this.log.error({ err: error, webhookId: drain.webhookId }, 'could not claim deliveries; retrying');
       claims = null;
@@ -352,7 +360,7 @@ export class DeliveryWorker {
     drain.sending -= room;
     release();
     for (const claim of claims ?? []) this.start(drain, claim);
-    this.wakeWaiting();
+    this.wakeWaiting(false);
     return claims !== null;
   }
 
@@ -371,12 +379,17 @@ export class DeliveryWorker {
     });
   }
 
-  /** Room in the process: every drain that waited for it tries again (each claims what fits). */
-  private wakeWaiting(): void {
+  /**
+   * Room in the process: every drain that waited for it tries again (each claims what fits). Drains
+   * whose bodies did not fit try again only when `attemptEnded` freed bodies: what a claim gives
+   * back never leaves more room than there was when theirs ran, and two such drains waking each
+   * other after every empty claim would claim in a loop.
+   */
+  private wakeWaiting(attemptEnded: boolean): void {
     if (this.waitingForRoom.size === 0) return;
-    const waiting = [...this.waitingForRoom];
-    this.waitingForRoom.clear();
+    const waiting = [...this.waitingForRoom].filter((drain) => attemptEnded || !drain.waitsForBytes);
     for (const drain of waiting) {
+      this.waitingForRoom.delete(drain);
       drain.waitsForBytes = false;
       drain.wakeUp?.();
     }
@@ -452,9 +465,10 @@ export class DeliveryWorker {
     const release = this.reserve(drain, 1, claim.bytes);
     const attempt = this.attempt(drain, claim).finally(() => {
       release();
+      this.attemptsEnded++;
       this.attempts.delete(attempt);
       drain.wakeUp?.();
-      this.wakeWaiting();
+      this.wakeWaiting(true);
     });
     this.attempts.add(attempt);
   }
