@@ -101,8 +101,15 @@ const LARGE_COMMIT_BYTES = 1024 * 1024;
 const DIFF_CHUNK_COMMITS = 256;
 const DIFF_CHUNK_BYTES = 8 * 1024 * 1024;
 
-/** `message` kept to `chars`, in a string of its own: a description outlives the output it was read from (own-strings.ts). */
-const cut = (message: string, chars: number) => ownCopy(message.length > chars ? `${message.slice(0, chars)}…` : message);
+/**
+ * `message` kept to `chars` (one fewer rather than half a surrogate pair), in a string of its own: a
+ * description outlives the output it was read from (own-strings.ts).
+ */
+function cut(message: string, chars: number): string {
+  if (message.length <= chars) return ownCopy(message);
+  const highSurrogate = /[\uD800-\uDBFF]/.test(message[chars - 1] ?? '');
+  return ownCopy(`${message.slice(0, highSurrogate ? chars - 1 : chars)}…`);
+}
 
 /** A message as a description past its budgets holds it: its first BRIEF_MESSAGE_CHARS. */
 export const briefMessage = (message: string) => cut(message, BRIEF_MESSAGE_CHARS);

@@ -76,8 +76,10 @@ interface Drain {
   inflight: number;
   /** Whether its latest attempt failed; null until its first claim reads it. */
   failing: boolean | null;
-  /** Its last claim left due deliveries whose bodies did not fit: it claims again once an attempt ends somewhere. */
+  /** Its last claim left due deliveries whose bodies did not fit: it claims again once its share has more room. */
   waitsForBytes: boolean;
+  /** The room its share had left when its next body did not fit (while `waitsForBytes`). */
+  roomSeen: number;
   /** When the window, full with work waiting, stops holding that work back (OVERDUE_MS after it filled). */
   overdueAt: number | null;
   window: AdaptiveConcurrency;
@@ -150,8 +152,6 @@ export class DeliveryWorker {
   private readonly heldForBytes: { healthy: Drain | null; failing: Drain | null } = { healthy: null, failing: null };
   /** Whether each webhook's latest attempt failed, as its last drain here saw it: a new drain starts from it. */
   private readonly lastSeenFailing = new Map<string, boolean>();
-  /** Attempts ended (their bodies freed) so far: a claim that left bodies for want of room tells by it whether room came meanwhile. */
-  private attemptsEnded = 0;
   private stopping = false;
 
   constructor(
@@ -211,6 +211,7 @@ export class DeliveryWorker {
       inflight: 0,
       failing: this.lastSeenFailing.get(webhookId) ?? null,
       waitsForBytes: false,
+      roomSeen: 0,
       overdueAt: null,
       window: new AdaptiveConcurrency(INITIAL_WINDOW, this.settings.maxPerWebhookConcurrency),
       lastSuccessWrite: 0,
@@ -277,7 +278,7 @@ export class DeliveryWorker {
     this.waitingForRoom.delete(drain);
     if (this.heldForBytes.healthy === drain || this.heldForBytes.failing === drain) {
       this.holdForBytes(drain, false);
-      this.wakeWaiting(false); // the drains its hold kept back
+      this.wakeWaiting(); // the drains its hold kept back
     }
     if (drain.failing !== null) {
       this.lastSeenFailing.delete(drain.webhookId); // re-inserted last: the oldest go first past the bound
@@ -320,21 +321,41 @@ export class DeliveryWorker {
    */
   private bytesFor(drain: Drain): { maxBytes: number; oversizeFirst: boolean } | null {
     if (drain.waitsForBytes) return null;
-    const failing = drain.failing !== false;
-    const { healthy: healthyHeld, failing: failingHeld } = this.heldForBytes;
+    const healthyHeld = this.holderOf('healthy');
+    const failingHeld = this.holderOf('failing');
     // A drain not known yet is not held back by a failing one: its first claim is small, and tells which it is.
     if ((healthyHeld && healthyHeld !== drain) || (drain.failing === true && failingHeld && failingHeld !== drain)) return null;
-    const free = this.settings.memoryBytes - this.inflightBytes;
-    const maxBytes = failing ? Math.min(free, this.failingShareBytes - this.failingInflightBytes) : free;
-    if (maxBytes === (failing ? this.failingShareBytes : this.settings.memoryBytes)) return { maxBytes, oversizeFirst: true };
+    const maxBytes = this.byteRoomOf(drain);
+    if (maxBytes === (drain.failing !== false ? this.failingShareBytes : this.settings.memoryBytes))
+      return { maxBytes, oversizeFirst: true };
     return maxBytes > 0 ? { maxBytes, oversizeFirst: false } : null;
+  }
+
+  /** The body bytes free for the drain's share: all that is free, and for a failing webhook (or one not known yet) within the failing half. */
+  private byteRoomOf(drain: Drain): number {
+    const free = this.settings.memoryBytes - this.inflightBytes;
+    return drain.failing !== false ? Math.min(free, this.failingShareBytes - this.failingInflightBytes) : free;
+  }
+
+  /**
+   * The drain that holds a share, if it still may: a hold ends with its drain, and when its webhook
+   * changes sides (a healthy one fails, a failing one recovers). Otherwise a webhook holding the
+   * healthy share that starts failing would wait behind the failing share's holder, which waits
+   * behind it: no webhook of the process would be sent anything again.
+   */
+  private holderOf(share: 'healthy' | 'failing'): Drain | null {
+    const drain = this.heldForBytes[share];
+    if (drain && this.drains.get(drain.webhookId) === drain && (drain.failing !== false) === (share === 'failing')) return drain;
+    this.heldForBytes[share] = null;
+    return null;
   }
 
   /** Marks the drain as the one its share waits on while its due bodies do not fit (`bytesFor`), or lets its share go. */
   private holdForBytes(drain: Drain, held: boolean): void {
     if (this.heldForBytes.healthy === drain) this.heldForBytes.healthy = null;
     if (this.heldForBytes.failing === drain) this.heldForBytes.failing = null;
-    if (held) this.heldForBytes[drain.failing !== false ? 'failing' : 'healthy'] ??= drain;
+    const share = drain.failing !== false ? 'failing' : 'healthy';
+    if (held && !this.holderOf(share)) this.heldForBytes[share] = drain;
   }
 
   /**
@@ -347,12 +368,9 @@ export class DeliveryWorker {
   private async claimAndStart(drain: Drain, room: number, bytes: { maxBytes: number; oversizeFirst: boolean }): Promise<boolean> {
     drain.sending += room;
     const release = this.reserve(drain, room, bytes.maxBytes);
-    const endedBefore = this.attemptsEnded;
     let claims: Claim[] | null;
     try {
       claims = await this.claim(drain, room, bytes);
-      // Bodies left for want of room wait for an attempt to end, unless one ended while the claim ran.
-      if (drain.waitsForBytes && this.attemptsEnded !== endedBefore) drain.waitsForBytes = false;
     } catch (error) {
       this.log.error({ err: error, webhookId: drain.webhookId }, 'could not claim deliveries; retrying');
       claims = null;
@@ -360,7 +378,9 @@ export class DeliveryWorker {
     drain.sending -= room;
     release();
     for (const claim of claims ?? []) this.start(drain, claim);
-    this.wakeWaiting(false);
+    // Bodies left for want of room wait for more room than they had, unless it came while the claim ran.
+    if (drain.waitsForBytes && this.byteRoomOf(drain) > drain.roomSeen) drain.waitsForBytes = false;
+    this.wakeWaiting();
     return claims !== null;
   }
 
@@ -381,13 +401,12 @@ export class DeliveryWorker {
 
   /**
    * Room in the process: every drain that waited for it tries again (each claims what fits). Drains
-   * whose bodies did not fit try again only when `attemptEnded` freed bodies: what a claim gives
-   * back never leaves more room than there was when theirs ran, and two such drains waking each
-   * other after every empty claim would claim in a loop.
+   * whose bodies did not fit try again only once their share has more room than when they did not
+   * fit: two of them waking each other after every empty claim would claim in a loop.
    */
-  private wakeWaiting(attemptEnded: boolean): void {
+  private wakeWaiting(): void {
     if (this.waitingForRoom.size === 0) return;
-    const waiting = [...this.waitingForRoom].filter((drain) => attemptEnded || !drain.waitsForBytes);
+    const waiting = [...this.waitingForRoom].filter((drain) => !drain.waitsForBytes || this.byteRoomOf(drain) > drain.roomSeen);
     for (const drain of waiting) {
       this.waitingForRoom.delete(drain);
       drain.waitsForBytes = false;
@@ -410,6 +429,7 @@ export class DeliveryWorker {
     const leftForBytes = rows.length < due;
     drain.mayHaveMore = due === limit || leftForBytes;
     drain.waitsForBytes = leftForBytes;
+    drain.roomSeen = bytes.maxBytes - rows.reduce((sum, row) => sum + row.bytes, 0);
     if (rows.length > 0) drain.failing = rows[0]!.failing;
     this.holdForBytes(drain, leftForBytes);
     if (rows.length === 0) return [];
@@ -465,10 +485,9 @@ export class DeliveryWorker {
     const release = this.reserve(drain, 1, claim.bytes);
     const attempt = this.attempt(drain, claim).finally(() => {
       release();
-      this.attemptsEnded++;
       this.attempts.delete(attempt);
       drain.wakeUp?.();
-      this.wakeWaiting(true);
+      this.wakeWaiting();
     });
     this.attempts.add(attempt);
   }
