@@ -153,3 +153,19 @@ test('git-backed fields count as what they can return in the cost limit: many ar
   expect(Object.values(fair.data.repository)).toHaveLength(15);
   expect(Object.values(fair.data.repository).every((blob: any) => blob.text === '# browse\n')).toBe(true);
 });
+
+test('blob text is bounded as the JSON it is answered as: control characters count six bytes', async () => {
+  const work = git.path('browse-work');
+  await git.git(['checkout', '--quiet', '-b', 'large-text'], { cwd: work });
+  await git.commit(work, 'large texts', { 'controls.txt': '\x01'.repeat(200_000), 'plain.txt': 'a'.repeat(1_000_000) });
+  await git.git(['push', '--quiet', remoteUrl(server, 'git-browse-alice', 'browse', alice.token), 'large-text'], { cwd: work });
+  const { repository } = await alice.gql(
+    `query($id: ID!) { repository(id: $id) {
+      controls: blob(ref: "large-text", path: "controls.txt") { size isBinary text }
+      plain: blob(ref: "large-text", path: "plain.txt") { size isBinary text } } }`,
+    { id: repoId },
+  );
+  // 200,000 bytes in git, 1.2 MB as JSON: described, without its text.
+  expect(repository.controls).toEqual({ size: 200_000, isBinary: false, text: null });
+  expect(repository.plain).toEqual({ size: 1_000_000, isBinary: false, text: 'a'.repeat(1_000_000) });
+});

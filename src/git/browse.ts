@@ -3,6 +3,7 @@ import { connection, type Connection, type Page } from '../graphql/pagination.js
 import { isValidBranchName } from '../repositories/names.js';
 import { peelToCommits } from './commits.js';
 import { Blob, Branch, Commit, MAX_TREE_LISTING_MIB, Tag, TreeEntryType, type TreeEntryConnection } from './git.types.js';
+import { jsonBytes } from './json-bytes.js';
 import { objectSizes } from './object-sizes.js';
 import { nulPage, ownCopy } from './own-strings.js';
 import { GitCommandError, runGit, runGitHead, runGitRaw } from './run-git.js';
@@ -220,5 +221,8 @@ export async function readBlob(dir: string, revision: string, path: string): Pro
       text = null;
     }
   }
+  // Text is answered up to 1 MiB of JSON: control characters take six bytes there, so twenty blobs
+  // of them would make an answer of 120 MB, serialised in one go on the event loop.
+  if (text !== null && jsonBytes(text) > MAX_BLOB_TEXT_BYTES) return { path: at, sha, size, isBinary: false, text: null };
   return { path: at, sha, size, isBinary: text === null, text };
 }

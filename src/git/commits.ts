@@ -1,3 +1,4 @@
+import { jsonBytes } from './json-bytes.js';
 import { objectSizes } from './object-sizes.js';
 import { nulFields, ownCopy } from './own-strings.js';
 import { GitCommandError, runGit, runGitHead, runGitRaw, tryGitHead } from './run-git.js';
@@ -114,9 +115,6 @@ function cut(message: string, chars: number): string {
 /** A message as a description past its budgets holds it: its first BRIEF_MESSAGE_CHARS. */
 export const briefMessage = (message: string) => cut(message, BRIEF_MESSAGE_CHARS);
 
-/** The bytes `text` takes in a payload: as a JSON string, without its quotes. */
-const payloadBytes = (text: string) => Buffer.byteLength(JSON.stringify(text)) - 2;
-
 /**
  * Describes commits for payloads, with a bounded number of git processes and bounded memory
  * whatever the commits hold: `log` for the metadata and messages (chunked by object size; a huge
@@ -171,7 +169,7 @@ function keepMessagesWithinBudget(shas: string[], described: Map<string, PushCom
     const commit = described.get(sha);
     if (!commit) continue;
     if (budget <= 0) commit.message = briefMessage(commit.message);
-    else budget -= payloadBytes(commit.message);
+    else budget -= jsonBytes(commit.message);
   }
 }
 
@@ -322,7 +320,7 @@ function parseChangedPaths(output: Buffer, cutShort: boolean, described: Map<str
         continue;
       }
       listed++;
-      budget.bytes -= payloadBytes(path);
+      budget.bytes -= jsonBytes(path);
       if (token === 'A') current.added.push(path);
       else if (token === 'D') current.removed.push(path);
       else current.modified.push(path);

@@ -129,7 +129,11 @@ export class Blob {
   @Field({ description: 'Whether the content looks binary (contains NUL or is not UTF-8).' })
   isBinary!: boolean;
 
-  @Field(() => String, { nullable: true, description: 'The content as UTF-8 text; null when binary or larger than 1 MiB.' })
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'The content as UTF-8 text; null when binary, or larger than 1 MiB as a JSON string (a control character takes 6 bytes there).',
+  })
   text!: string | null;
 }
 
