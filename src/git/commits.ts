@@ -203,6 +203,9 @@ function chunksBySize(shas: string[], sizes: Map<string, number>, limit: number)
   return chunks;
 }
 
+/** A name or email as a description holds it. Fields are their own strings already (nulFields): only one cut short needs a copy. */
+const identity = (text: string) => (text.length > MAX_IDENTITY_CHARS ? cut(text, MAX_IDENTITY_CHARS) : text);
+
 /** Metadata (and with `body` = `%B`, messages) of commits, with one `git log --no-walk`. */
 async function logCommits(dir: string, shas: string[], body: '%B' | ''): Promise<PushCommit[]> {
   const FIELDS = 7;
@@ -218,8 +221,6 @@ async function logCommits(dir: string, shas: string[], body: '%B' | ''): Promise
   const commits: PushCommit[] = [];
   for (let i = 0; i + FIELDS <= fields.length; i += FIELDS) {
     const [id, authorName, authorEmail, authorDate, committerName, committerEmail, message] = fields.slice(i, i + FIELDS) as string[];
-    // Fields are their own strings already (nulFields): only one cut short needs a copy.
-    const identity = (text: string) => (text.length > MAX_IDENTITY_CHARS ? cut(text, MAX_IDENTITY_CHARS) : text);
     commits.push({
       id: id!,
       message: message!.replace(/\n+$/, ''),

@@ -326,8 +326,7 @@ export class DeliveryWorker {
     // A drain not known yet is not held back by a failing one: its first claim is small, and tells which it is.
     if ((healthyHeld && healthyHeld !== drain) || (drain.failing === true && failingHeld && failingHeld !== drain)) return null;
     const maxBytes = this.byteRoomOf(drain);
-    if (maxBytes === (drain.failing !== false ? this.failingShareBytes : this.settings.memoryBytes))
-      return { maxBytes, oversizeFirst: true };
+    if (maxBytes === this.shareBytesOf(drain)) return { maxBytes, oversizeFirst: true };
     return maxBytes > 0 ? { maxBytes, oversizeFirst: false } : null;
   }
 
@@ -335,6 +334,11 @@ export class DeliveryWorker {
   private byteRoomOf(drain: Drain): number {
     const free = this.settings.memoryBytes - this.inflightBytes;
     return drain.failing !== false ? Math.min(free, this.failingShareBytes - this.failingInflightBytes) : free;
+  }
+
+  /** All the bytes the drain's share may hold: its room when nothing of it is in flight. */
+  private shareBytesOf(drain: Drain): number {
+    return drain.failing !== false ? this.failingShareBytes : this.settings.memoryBytes;
   }
 
   /**
