@@ -299,8 +299,8 @@ async function serveHttp(
   surface: Surface,
 ): Promise<HttpServer> {
   const schema = await getSchema();
-  const apollo = await startApollo<RequestContext>(schema, log, { onOperationCost: chargeOperations(services.rateLimits) });
-  cleanups.push('GraphQL', () => apollo.stop());
+  const graphql = await startApollo<RequestContext>(schema, log, { onOperationCost: chargeOperations(services.rateLimits) });
+  cleanups.push('GraphQL', () => graphql.apollo.stop());
   // Ready when the database answers, the job store (PostgreSQL or MongoDB) does, and the disks have room.
   const disk = new DiskSpace(
     { data: config.dataDir, repositories: stores.git.root, ...(stores.embedded ? { database: stores.embedded.dataDir } : {}) },
@@ -319,7 +319,7 @@ async function serveHttp(
     authenticate: (header) => services.auth.fromAuthorizationHeader(header),
     context: (res) => requestContext(services, res),
     rateLimits: services.rateLimits,
-    apollo,
+    graphql,
     metrics,
     unready,
     protocols: [['/', createGitHandler(services, hosting, metrics)]],

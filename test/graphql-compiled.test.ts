@@ -7,7 +7,9 @@ import { gql } from '@urql/core';
 
 /**
  * /graphql runs a document by graphql-js the first time it comes and by its compiled form
- * (graphql-jit) from then on: the two must answer alike, data and errors, status included.
+ * (graphql-jit) from then on, and a query whose compiled form has run is answered from its text
+ * without Apollo's pipeline (repeated-queries.ts) when it succeeds: all must answer alike, data
+ * and errors, status and type included.
  */
 let server: CairnServer;
 let git: GitSandbox;
@@ -88,13 +90,14 @@ const documents: Array<[name: string, query: string, variables: () => Record<str
   ],
 ];
 
-async function post(query: string, variables: Record<string, unknown>, operationName?: string) {
+async function post(query: string, variables: Record<string, unknown>, operationName?: string, accept = '*/*') {
   const response = await fetch(`${server.url}/graphql`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${owner.token}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${owner.token}`, 'content-type': 'application/json', accept },
     body: JSON.stringify({ query, variables, operationName }),
   });
-  return { status: response.status, body: (await response.json()) as any };
+  const type = response.headers.get('content-type');
+  return { status: response.status, type, body: (await response.json()) as any };
 }
 
 describe('compiled execution', () => {
@@ -102,9 +105,20 @@ describe('compiled execution', () => {
     const document = `${query}\n# graphql-compiled.test: ${name}`;
     const operationName = name.startsWith('a document of two') ? 'B' : undefined;
     const first = await post(document, variables(), operationName);
-    for (let run = 2; run <= 4; run++) expect(await post(document, variables(), operationName)).toEqual(first);
+    for (let run = 2; run <= 5; run++) expect(await post(document, variables(), operationName)).toEqual(first);
     expect(first.status).toBeLessThan(500);
     expect(first.body.errors?.[0]?.extensions?.code).not.toBe('INTERNAL_SERVER_ERROR');
+  });
+
+  test.each([
+    ['application/graphql-response+json', 200, 'application/graphql-response+json; charset=utf-8'],
+    ['application/json;q=0.5, application/graphql-response+json', 200, 'application/graphql-response+json; charset=utf-8'],
+    ['application/json', 200, 'application/json; charset=utf-8'],
+    ['text/plain', 406, 'application/json; charset=utf-8'],
+  ])('Accept: %s is answered %d, %s, on every run', async (accept, status, type) => {
+    const query = `query($id: ID!) { repository(id: $id) { name } } # graphql-compiled.test: accept ${accept}`;
+    for (let run = 1; run <= 4; run++)
+      expect({ run, ...(await post(query, { id: repo.id }, undefined, accept)) }).toMatchObject({ run, status, type });
   });
 
   test('a mutation stops at its first failing field, however often it is sent', async () => {
@@ -166,7 +180,7 @@ describe('compiled execution', () => {
       }
     `;
     const answers = [];
-    for (let run = 0; run < 3; run++) answers.push(await client.query(page, { id: repo.id }).toPromise());
+    for (let run = 0; run < 4; run++) answers.push(await client.query(page, { id: repo.id }).toPromise());
     expect(answers[0]!.error).toBeUndefined();
     expect(answers[0]!.data.repository.pullRequests.nodes[0].reviews.totalCount).toBe(2);
     for (const answer of answers.slice(1)) expect(answer.data).toEqual(answers[0]!.data);

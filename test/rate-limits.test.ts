@@ -102,6 +102,45 @@ describe('primary limit per user', () => {
     expect(limits(viaGet.headers)).toMatchObject({ used: 5, remaining: 5 });
   });
 
+  test('a query sent again and again pays its cost once each time: answered, in error, or refused for the budget', async () => {
+    // From its third run a query is answered by the quicker path for repeated queries, which pays
+    // as Apollo does and hands anything but a success to Apollo with what it paid.
+    const fay = await freshUser('rl-fay');
+    const missing = 'query($id: ID!) { repository(id: $id) { issues(limit: 50) { nodes { title } } } }';
+    const errors = [];
+    for (let run = 0; run < 3; run++) {
+      const res = await fay.post('/graphql', { query: missing, variables: { id: 'repo_00000000000000000000000000' } });
+      errors.push({ status: res.status, body: res.body, used: limits(res.headers).used });
+    }
+    expect(errors[0]!.body.errors[0].extensions.code).toBe('NOT_FOUND');
+    const cost = errors[0]!.used;
+    expect(cost).toBeGreaterThan(1);
+    expect(errors.map((e) => e.used)).toEqual([cost, 2 * cost, 3 * cost]);
+    for (const e of errors.slice(1))
+      expect({ status: e.status, body: e.body }).toEqual({ status: errors[0]!.status, body: errors[0]!.body });
+
+    const gus = await freshUser('rl-gus');
+    const page = '{ repositories(limit: 100) { nodes { name } } }'; // 3 points
+    const used = [];
+    for (let run = 0; run < 3; run++) {
+      const res = await gus.post('/graphql', { query: page });
+      expect(res.status).toBe(200);
+      used.push(limits(res.headers).used);
+    }
+    expect(used).toEqual([3, 6, 9]);
+    const refused = await gus.post('/graphql', { query: page });
+    expect(refused.status).toBe(429);
+    expect(refused.body.errors[0].extensions.code).toBe('RATE_LIMITED');
+    expect(refused.body.data).toBeUndefined();
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(limits(refused.headers)).toMatchObject({ used: 9, remaining: 1 });
+    // The refusal gave its arrival's point back once: one point is left, and then none.
+    const last = await gus.post('/graphql', { query: '{ viewer { login } }' });
+    expect(last.status).toBe(200);
+    expect(limits(last.headers)).toMatchObject({ used: 10, remaining: 0 });
+    expect((await gus.post('/graphql', { query: '{ viewer { login } }' })).status).toBe(429);
+  });
+
   test('unauthenticated answers carry no budget', async () => {
     const res = await new Client(server, 'cairn_pat_nope').get('/repos');
     expect(res.status).toBe(401);

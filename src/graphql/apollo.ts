@@ -10,12 +10,13 @@ import type { Logger } from '../logger.js';
 import { ANSWERS } from '../errors/answers.js';
 import { DomainError } from '../errors/domain-error.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { costLimit, type OperationCostHook } from './cost.js';
+import { operationCosts, type OperationCostHook } from './cost.js';
 import { MAX_SELECTIONS, validationLimits } from './limits.js';
 import { readOnlyQueries } from './read-only-queries.js';
 import { domainErrorOf } from './request-error.js';
 import { faultStatus } from './fault-status.js';
 import { compiledExecution } from './compiled-execution.js';
+import { repeatedQueries, type RepeatedQueries } from './repeated-queries.js';
 
 /** Codes that carry a message meant for the client; anything else is masked as INTERNAL. */
 const CLIENT_CODES = new Set([
@@ -81,13 +82,21 @@ export interface ApolloOptions<C> {
   onOperationCost?: OperationCostHook<C>;
 }
 
+/** GraphQL at /graphql: Apollo, and the quicker path of the queries it has run before (repeated-queries.ts). */
+export interface GraphQLService<C extends { em: EntityManager }> {
+  apollo: ApolloServer<C>;
+  repeated: RepeatedQueries<C>;
+}
+
 export async function startApollo<C extends { em: EntityManager }>(
   schema: GraphQLSchema,
   log: Logger,
   options: ApolloOptions<C> = {},
-): Promise<ApolloServer<C>> {
+): Promise<GraphQLService<C>> {
+  const execution = compiledExecution<C>(schema, log);
+  const costs = operationCosts<C>(schema, options.onOperationCost);
   const apollo = new ApolloServer<C>({
-    gateway: compiledExecution<C>(schema, log),
+    gateway: execution.gateway,
     introspection: true, // every /graphql request is authenticated before Apollo sees it
     includeStacktraceInErrorResponses: false,
     stopOnTerminationSignals: false, // the service stops Apollo itself, in order (it would re-raise the signal)
@@ -113,11 +122,11 @@ export async function startApollo<C extends { em: EntityManager }>(
       ApolloServerPluginLandingPageDisabled(),
       ApolloServerPluginCacheControlDisabled(),
       ApolloServerPluginInlineTraceDisabled(),
-      costLimit<C>(schema, options.onOperationCost),
+      costs.plugin,
       readOnlyQueries<C>(),
       faultStatus<C>(),
     ],
   });
   await apollo.start();
-  return apollo;
+  return { apollo, repeated: repeatedQueries(execution, costs) };
 }

@@ -54,17 +54,21 @@ const KEPT_SELECTIONS = 20_000;
  * large to be worth its code. The compiled queries kept are bounded by their selections together,
  * least recently run dropped first; a dropped one must run twice again to be compiled again.
  *
- * Apollo still does everything around execution: parsing, validation and the limits, the plugins
+ * Apollo does everything around execution: parsing, validation and the limits, the plugins
  * (costing — which coerces the variables first, so a compiled query never meets a wrong one —,
  * read-only loading, fault statuses), error formatting. Apollo takes another executor only through
- * its gateway interface, which this implements for one fixed schema.
+ * its gateway interface, which this implements for one fixed schema. Once a kept query has run
+ * compiled, its text finds it (`repeated`), and its later successes are answered without Apollo
+ * (repeated-queries.ts).
  */
-export function compiledExecution<C extends object>(schema: GraphQLSchema, log: Logger): ApolloServerOptionsWithGateway<C>['gateway'] {
+export function compiledExecution<C extends object>(schema: GraphQLSchema, log: Logger): CompiledExecution<C> {
   /** Runs of each query not compiled yet; the operation is Apollo's, the same for the same document text. */
   const runs = new WeakMap<OperationDefinitionNode, number>();
   const notCompiled = new WeakSet<OperationDefinitionNode>();
-  const kept = new Map<OperationDefinitionNode, { query: CompiledQuery; selections: number }>();
+  const kept = new Map<OperationDefinitionNode, Kept>();
   let keptSelections = 0;
+  /** The kept queries by the text they were last run from, with the operation name they were asked by. */
+  const bySource = new Map<string, RepeatedQuery>();
 
   /** The compiled query, compiled now on its second run; null on its first, or for one that is never compiled. */
   function compiledFor(document: DocumentNode, operation: OperationDefinitionNode): CompiledQuery | null {
@@ -85,9 +89,10 @@ export function compiledExecution<C extends object>(schema: GraphQLSchema, log: 
       notCompiled.add(operation);
       return null;
     }
-    for (const [dropped, { selections: weight }] of kept) {
+    for (const [dropped, { selections: weight, source }] of kept) {
       if (keptSelections + selections <= KEPT_SELECTIONS) break;
       kept.delete(dropped);
+      if (source !== undefined && bySource.get(source)?.operation === dropped) bySource.delete(source);
       keptSelections -= weight;
     }
     kept.set(operation, { query, selections });
@@ -105,7 +110,30 @@ export function compiledExecution<C extends object>(schema: GraphQLSchema, log: 
     }
   }
 
-  return {
+  /** Remembers the text a kept query was run from, for `repeated`. */
+  function runFrom(
+    source: string | undefined,
+    document: DocumentNode,
+    operation: OperationDefinitionNode,
+    operationName: string | undefined,
+  ) {
+    const entry = kept.get(operation);
+    if (!entry || source === undefined || entry.source === source) return;
+    entry.source = source;
+    bySource.set(source, { document, operation, operationName: operationName ?? null, query: entry.query });
+  }
+
+  function repeated(source: string, operationName: string | null): RepeatedQuery | null {
+    const known = bySource.get(source);
+    if (!known || known.operationName !== operationName) return null;
+    const entry = kept.get(known.operation);
+    if (!entry) return null;
+    kept.delete(known.operation); // most recently run last
+    kept.set(known.operation, entry);
+    return known;
+  }
+
+  const gateway: ApolloServerOptionsWithGateway<C>['gateway'] = {
     async load() {
       return {
         executor: async ({ document, operation: resolved, request, context }) => {
@@ -113,6 +141,7 @@ export function compiledExecution<C extends object>(schema: GraphQLSchema, log: 
           // No such operation in the document: graphql-js says so, in the words Apollo answers 400 with.
           const compiled = resolved ? compiledFor(document, resolved) : null;
           if (!compiled) return execute({ schema, document, operationName, variableValues: variables, contextValue: context });
+          runFrom(request.query, document, resolved!, operationName);
           const result = (await compiled.query(undefined, context, variables)) as ExecutionResult;
           return result.errors ? { ...result, errors: result.errors.map(asGraphQLError) } : result;
         },
@@ -124,6 +153,34 @@ export function compiledExecution<C extends object>(schema: GraphQLSchema, log: 
     },
     async stop() {},
   };
+  return { gateway, repeated };
+}
+
+interface Kept {
+  query: CompiledQuery;
+  selections: number;
+  /** The text it was last run from (Apollo's document for that text), once run compiled. */
+  source?: string;
+}
+
+/** A query Apollo has validated and run compiled, as `repeated` finds it by its text. */
+interface RepeatedQuery {
+  document: DocumentNode;
+  operation: OperationDefinitionNode;
+  /** The name it was asked by (null: none, the document's only operation). */
+  operationName: string | null;
+  query: CompiledQuery;
+}
+
+export interface CompiledExecution<C extends object> {
+  /** How Apollo executes operations (its gateway interface, for one fixed schema). */
+  gateway: ApolloServerOptionsWithGateway<C>['gateway'];
+  /**
+   * The kept compiled query last run from this exact text with this operation name, or null: a
+   * document Apollo has parsed and validated, whose cost and execution need nothing more from it
+   * (repeated-queries.ts). Finding it counts as running it, for which queries stay kept.
+   */
+  repeated(source: string, operationName: string | null): RepeatedQuery | null;
 }
 
 /**

@@ -141,30 +141,75 @@ export type OperationCostHook<C> = (
   headers: { set(name: string, value: string): unknown },
 ) => void | Promise<void>;
 
-/** Apollo plugin: costs each operation once, refuses it over MAX_COST, then tells `onOperationCost`. */
-export function costLimit<C extends object>(schema: GraphQLSchema, onOperationCost?: OperationCostHook<C>): ApolloServerPlugin<C> {
-  return {
+/** One request's operation, as costing reads it. */
+export interface CostedOperation<C> {
+  contextValue: C;
+  document: DocumentNode;
+  operation: OperationDefinitionNode;
+  operationName: string | undefined;
+  variables: Record<string, unknown>;
+  /** The response's headers (the hook may report what it counted). */
+  headers: { set(name: string, value: string): unknown };
+}
+
+/**
+ * The cost limit: `pay` costs an operation, refuses it over MAX_COST, then tells `onOperationCost`;
+ * `plugin` does so for each operation Apollo runs. A request pays once, whichever path runs its
+ * operation: a second `pay` for the same request answers the first one's outcome, so an operation
+ * the quicker path of repeated queries (repeated-queries.ts) paid for and then handed to Apollo is
+ * neither charged twice nor, once refused, given its arrival's point back twice.
+ */
+export function operationCosts<C extends { em: object }>(schema: GraphQLSchema, onOperationCost?: OperationCostHook<C>) {
+  // Known by the request's entity manager: Apollo runs an operation with a shallow copy of the
+  // context it was given, which shares it. A request has one operation (Apollo's HTTP batching is off).
+  const paid = new WeakMap<object, Promise<void>>();
+
+  async function charge({ contextValue, document, operation, operationName, variables, headers }: CostedOperation<C>): Promise<void> {
+    let cost: number;
+    try {
+      cost = operationCost(schema, document, operation, operationName, variables);
+    } catch (error) {
+      // Costing coerces the variables first: a wrong type or a missing required variable is the
+      // client's mistake (execution would say the same), not a server error.
+      if (!(error instanceof GraphQLError)) throw error;
+      throw new GraphQLError(error.message, { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } });
+    }
+    if (cost > MAX_COST) throw limitError(`query cost ${cost} exceeds the limit of ${MAX_COST}`);
+    try {
+      await onOperationCost?.(contextValue, cost, operation.operation, headers);
+    } catch (error) {
+      throw error instanceof DomainError ? requestError(error) : error;
+    }
+  }
+
+  function pay(operation: CostedOperation<C>): Promise<void> {
+    let outcome = paid.get(operation.contextValue.em);
+    if (!outcome) {
+      outcome = charge(operation);
+      paid.set(operation.contextValue.em, outcome);
+    }
+    return outcome;
+  }
+
+  const plugin: ApolloServerPlugin<C> = {
     async requestDidStart() {
       return {
         async didResolveOperation({ request, response, document, operation, contextValue }) {
           if (!operation) return; // no such operation in the document: Apollo refuses it next
-          let cost: number;
-          try {
-            cost = operationCost(schema, document, operation, request.operationName ?? undefined, request.variables ?? {});
-          } catch (error) {
-            // Costing coerces the variables first: a wrong type or a missing required variable is the
-            // client's mistake (execution would say the same), not a server error.
-            if (!(error instanceof GraphQLError)) throw error;
-            throw new GraphQLError(error.message, { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } });
-          }
-          if (cost > MAX_COST) throw limitError(`query cost ${cost} exceeds the limit of ${MAX_COST}`);
-          try {
-            await onOperationCost?.(contextValue, cost, operation.operation, response.http.headers);
-          } catch (error) {
-            throw error instanceof DomainError ? requestError(error) : error;
-          }
+          const variables = request.variables ?? {};
+          await pay({
+            contextValue,
+            document,
+            operation,
+            operationName: request.operationName ?? undefined,
+            variables,
+            headers: response.http.headers,
+          });
         },
       };
     },
   };
+  return { pay, plugin };
 }
+
+export type OperationCosts<C extends { em: object }> = ReturnType<typeof operationCosts<C>>;

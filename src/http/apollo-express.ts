@@ -1,19 +1,57 @@
-import { HeaderMap, type ApolloServer, type HTTPGraphQLRequest } from '@apollo/server';
+import { HeaderMap, type HTTPGraphQLRequest } from '@apollo/server';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Request, RequestHandler, Response } from 'express';
+import type { GraphQLService } from '../graphql/apollo.js';
 
 /**
- * Apollo as an Express handler: `req.body` (already parsed, see app.ts) and the request's headers
- * and query string in, Apollo's answer out. Apollo's own Express integration does the same, but
- * finds the query string with Node's legacy `url.parse`, which cost a GraphQL request more CPU
- * than its whole execution did; the query string is what follows the first `?`.
+ * The most `Accept` headers whose answer's type is remembered. A client library sends one header
+ * for all its requests, so a few cover every client; past this, others are negotiated by Apollo.
  */
-export function apolloHandler<C extends object>(apollo: ApolloServer<C>, context: (res: Response) => C): RequestHandler {
+const KNOWN_ACCEPTS = 64;
+
+/**
+ * GraphQL as an Express handler: a query Apollo has run before from the same text is answered by
+ * `repeated` (repeated-queries.ts) when it succeeds; everything else goes to Apollo, with the same
+ * context. `req.body` is already parsed (app.ts); the query string is what follows the first `?`
+ * (Apollo's own Express integration finds it with Node's legacy `url.parse`, which cost a GraphQL
+ * request more CPU than its whole execution did).
+ */
+export function apolloHandler<C extends { em: EntityManager }>(graphql: GraphQLService<C>, context: (res: Response) => C): RequestHandler {
+  /**
+   * The type Apollo answered a query with, by the request's `Accept` (Apollo negotiates it from
+   * that header alone), learnt from its answers: a repeated query is answered with the same.
+   */
+  const answerTypes = new Map<string, string>();
   return (req, res, next) => {
-    apollo
-      .executeHTTPGraphQLRequest({ httpGraphQLRequest: graphqlRequest(req), context: async () => context(res) })
-      .then(async (answer) => {
+    const accept = req.headers.accept ?? '';
+    const type = req.method === 'POST' ? answerTypes.get(accept) : undefined;
+    const contextValue = type ? context(res) : null;
+    const headers = { set: (name: string, value: string) => res.setHeader(name, value) };
+    (contextValue ? graphql.repeated(req.body, contextValue, headers) : Promise.resolve(null))
+      .then(async (answered) => {
+        if (answered !== null) {
+          res.statusCode = 200;
+          res.setHeader('content-type', type!);
+          res.setHeader('content-length', Buffer.byteLength(answered));
+          res.end(answered);
+          return;
+        }
+        const answer = await graphql.apollo.executeHTTPGraphQLRequest({
+          httpGraphQLRequest: graphqlRequest(req),
+          context: async () => contextValue ?? context(res),
+        });
         for (const [name, value] of answer.headers) res.setHeader(name, value);
         res.statusCode = answer.status ?? 200;
+        const answerType = answer.headers.get('content-type');
+        if (
+          answer.status === undefined &&
+          answer.body.kind === 'complete' &&
+          answerType &&
+          !answerTypes.has(accept) &&
+          answerTypes.size < KNOWN_ACCEPTS
+        ) {
+          answerTypes.set(accept, answerType);
+        }
         if (answer.body.kind === 'complete') {
           res.setHeader('content-length', Buffer.byteLength(answer.body.string));
           res.end(answer.body.string);

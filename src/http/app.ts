@@ -1,5 +1,4 @@
 import { within } from '../deadline.js';
-import type { ApolloServer } from '@apollo/server';
 import { tokenLimit } from '../graphql/token-limit.js';
 import { ASSETS_PATH } from '../graphql/graphiql/assets.js';
 import { graphiqlAssets, graphiqlPage } from '../graphql/graphiql/serve.js';
@@ -15,6 +14,8 @@ import { parseJsonBytes, readBodyBytes } from './request-body.js';
 import { requestTracking } from './request-context.js';
 import { transportErrorHandler } from './transport-errors.js';
 import { apolloHandler } from './apollo-express.js';
+import type { GraphQLService } from '../graphql/apollo.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
 
 /**
  * A handler mounted at a path: a Router, or a plain middleware for a surface that only looks at its own
@@ -23,13 +24,13 @@ import { apolloHandler } from './apollo-express.js';
  */
 export type Mount = [path: string, handler: RequestHandler];
 
-export interface AppParts<C extends object> {
+export interface AppParts<C extends { em: EntityManager }> {
   log: Logger;
   authenticate: Authenticate;
   /** The GraphQL context of an authenticated request. */
   context: (res: Response) => C;
   rateLimits: RateLimits;
-  apollo: ApolloServer<C>;
+  graphql: GraphQLService<C>;
   metrics: Metrics;
   /** What keeps the service from being ready (`database_unavailable`, `disk_full`, …), or null when it is. */
   unready: () => Promise<string | null>;
@@ -78,12 +79,12 @@ const noStore: RequestHandler = (_req, res, next) => {
 /** How long `/readyz` waits for the database and the job store before answering 503. */
 const READY_DEADLINE_MS = 2_000;
 
-export function createApp<C extends object>({
+export function createApp<C extends { em: EntityManager }>({
   log,
   authenticate,
   context,
   rateLimits,
-  apollo,
+  graphql,
   metrics,
   unready,
   protocols,
@@ -132,7 +133,7 @@ export function createApp<C extends object>({
     graphqlBody,
     tokenLimit(sendGraphQLError),
     noStore,
-    apolloHandler(apollo, context),
+    apolloHandler(graphql, context),
   );
 
   for (const [path, handler] of mounts) app.use(path, handler);
