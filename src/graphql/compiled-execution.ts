@@ -40,6 +40,12 @@ function asGraphQLError(error: GraphQLError): GraphQLError {
 const COMPILED_LARGEST = 1_000;
 /** The most selections all kept compiled queries may have together: a bound on the code they hold. */
 const KEPT_SELECTIONS = 20_000;
+/**
+ * The most characters of text their documents may have together: a kept query's operation holds
+ * its document's text (the AST's locations point into it), and a small query may be sent in a body
+ * of a megabyte of comments.
+ */
+const KEPT_TEXT = 8 * 1024 * 1024;
 
 /**
  * How Apollo executes operations at /graphql: a query's first run by graphql-js, its later runs by
@@ -51,8 +57,8 @@ const KEPT_SELECTIONS = 20_000;
  * Only queries: graphql-js runs a mutation's root fields one after another and stops at the first
  * that fails, graphql-jit runs the rest anyway. Not a query with a field answered as `__proto__`
  * (graphql-jit builds results as object literals, where that key sets the prototype), nor one too
- * large to be worth its code. The compiled queries kept are bounded by their selections together,
- * least recently run dropped first; a dropped one must run twice again to be compiled again.
+ * large to be worth its code. The compiled queries kept are bounded by their selections together
+ * and by their documents' text together, least recently run dropped first; a dropped one must run twice again to be compiled again.
  *
  * Apollo does everything around execution: parsing, validation and the limits, the plugins
  * (costing — which coerces the variables first, so a compiled query never meets a wrong one —,
@@ -67,6 +73,7 @@ export function compiledExecution<C extends object>(schema: GraphQLSchema, log: 
   const notCompiled = new WeakSet<OperationDefinitionNode>();
   const kept = new Map<OperationDefinitionNode, Kept>();
   let keptSelections = 0;
+  let keptText = 0;
   /** The kept queries by the text they were last run from, with the operation name they were asked by. */
   const bySource = new Map<string, RepeatedQuery>();
 
@@ -89,14 +96,17 @@ export function compiledExecution<C extends object>(schema: GraphQLSchema, log: 
       notCompiled.add(operation);
       return null;
     }
-    for (const [dropped, { selections: weight, source }] of kept) {
-      if (keptSelections + selections <= KEPT_SELECTIONS) break;
+    const text = document.loc?.source.body.length ?? 0;
+    for (const [dropped, entry] of kept) {
+      if (keptSelections + selections <= KEPT_SELECTIONS && keptText + text <= KEPT_TEXT) break;
       kept.delete(dropped);
-      if (source !== undefined && bySource.get(source)?.operation === dropped) bySource.delete(source);
-      keptSelections -= weight;
+      if (entry.source !== undefined && bySource.get(entry.source)?.operation === dropped) bySource.delete(entry.source);
+      keptSelections -= entry.selections;
+      keptText -= entry.text;
     }
-    kept.set(operation, { query, selections });
+    kept.set(operation, { query, selections, text });
     keptSelections += selections;
+    keptText += text;
     return query;
   }
 
@@ -110,14 +120,13 @@ export function compiledExecution<C extends object>(schema: GraphQLSchema, log: 
     }
   }
 
-  /** Remembers the text a kept query was run from, for `repeated`. */
-  function runFrom(
-    source: string | undefined,
-    document: DocumentNode,
-    operation: OperationDefinitionNode,
-    operationName: string | undefined,
-  ) {
+  /**
+   * Remembers the text a kept query was run from, for `repeated`: the document's own text (the
+   * same characters as the request's), which the kept operation holds anyway.
+   */
+  function runFrom(document: DocumentNode, operation: OperationDefinitionNode, operationName: string | undefined) {
     const entry = kept.get(operation);
+    const source = document.loc?.source.body;
     if (!entry || source === undefined || entry.source === source) return;
     entry.source = source;
     bySource.set(source, { document, operation, operationName: operationName ?? null, query: entry.query });
@@ -141,7 +150,7 @@ export function compiledExecution<C extends object>(schema: GraphQLSchema, log: 
           // No such operation in the document: graphql-js says so, in the words Apollo answers 400 with.
           const compiled = resolved ? compiledFor(document, resolved) : null;
           if (!compiled) return execute({ schema, document, operationName, variableValues: variables, contextValue: context });
-          runFrom(request.query, document, resolved!, operationName);
+          runFrom(document, resolved!, operationName);
           const result = (await compiled.query(undefined, context, variables)) as ExecutionResult;
           return result.errors ? { ...result, errors: result.errors.map(asGraphQLError) } : result;
         },
@@ -159,6 +168,8 @@ export function compiledExecution<C extends object>(schema: GraphQLSchema, log: 
 interface Kept {
   query: CompiledQuery;
   selections: number;
+  /** Characters of its document's text. */
+  text: number;
   /** The text it was last run from (Apollo's document for that text), once run compiled. */
   source?: string;
 }
