@@ -17,7 +17,7 @@ import { readDiskRefs, readRecordedRefs, saveRecordedRefs, type RefMap } from '.
 import type { HeldLock, RepositoryLocks } from './repository-lock.js';
 import { refsFingerprint } from './refs-fingerprint.js';
 import { gitFailedOn } from '../run-git.js';
-import { fencedBy } from '../hooks.js';
+import { fencedBy, pushFencedBy } from '../hooks.js';
 import type { GitStorage } from '../storage.js';
 
 type Fence = ReturnType<typeof fencedBy>;
@@ -249,7 +249,7 @@ export class RefTransactions {
     const session = this.policy ? await this.policy.open(request.repositoryId, request.actor) : null;
     try {
       progress.stage = 'moving';
-      const fence = fencedBy(this.hooksDir, token);
+      const fence = pushFencedBy(this.hooksDir, token);
       return await request.write!({ lockedAt, fence: { config: fence.config, env: { ...fence.env, ...session?.env } } });
     } finally {
       await session?.close();
