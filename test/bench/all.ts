@@ -139,7 +139,7 @@ if (figures.protection) {
 if (figures.webhooks?.drain) {
   rows.push([
     `webhook drain: one push of ${fmt(figures.webhooks.drain.deliveries / 2)} tags (${fmt(figures.webhooks.drain.deliveries)} deliveries) to one fast receiver`,
-    '',
+    `the push itself took ${fmt(figures.webhooks.drain.pushMs / 1000, 1)} s`,
     `**${fmt(figures.webhooks.drain.perSecond)} deliveries/s**`,
     '4,000',
   ]);

@@ -206,7 +206,7 @@ try {
   await sandbox.cleanup();
   const isolation = drainOnly ? null : await isolationRun();
 
-  const drain = { deliveries: oneWebhook.deliveries, perSecond: oneWebhook.deliveriesPerSecond };
+  const drain = { deliveries: oneWebhook.deliveries, perSecond: oneWebhook.deliveriesPerSecond, pushMs: oneWebhook.pushMs };
   const results = {
     latency,
     burst,
