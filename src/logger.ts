@@ -6,7 +6,8 @@ export type { Logger };
 /**
  * Structured JSON logs on stdout. Secrets never reach the logger: request
  * logging records method, path and status only, and the redact list is a
- * second line of defence for anything that slips into a log object.
+ * second line of defence for anything that slips into a log object (every
+ * line but the request lines, whose keys are fixed: request-context.ts).
  */
 export function createLogger(level: LogLevel): Logger {
   // Asynchronous writes: a log line never blocks a request on a write(2). Lines queue while a write

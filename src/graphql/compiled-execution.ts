@@ -46,6 +46,12 @@ const KEPT_SELECTIONS = 20_000;
  * of a megabyte of comments.
  */
 const KEPT_TEXT = 8 * 1024 * 1024;
+/**
+ * The longest text a repeated query is found by. V8 hashes a string of 16,384 characters or more by
+ * its length alone, so same-length texts that long would share a slot of the map that finds them;
+ * a query that long runs through Apollo (compiled all the same).
+ */
+const REPEATED_LONGEST = 16_383;
 
 /**
  * How Apollo executes operations at /graphql: a query's first run by graphql-js, its later runs by
@@ -64,8 +70,9 @@ const KEPT_TEXT = 8 * 1024 * 1024;
  * (costing — which coerces the variables first, so a compiled query never meets a wrong one —,
  * read-only loading, fault statuses), error formatting. Apollo takes another executor only through
  * its gateway interface, which this implements for one fixed schema. Once a kept query has run
- * compiled, its text finds it (`repeated`), and its later successes are answered without Apollo
- * (repeated-queries.ts).
+ * compiled, its text and operation name find it (`repeated`), and its later successes are
+ * answered without Apollo (repeated-queries.ts) until one of its runs there fails: then it runs
+ * through Apollo until a run succeeds again (`failed`).
  */
 export function compiledExecution<C extends object>(schema: GraphQLSchema, log: Logger): CompiledExecution<C> {
   /** Runs of each query not compiled yet; the operation is Apollo's, the same for the same document text. */
@@ -74,8 +81,16 @@ export function compiledExecution<C extends object>(schema: GraphQLSchema, log: 
   const kept = new Map<OperationDefinitionNode, Kept>();
   let keptSelections = 0;
   let keptText = 0;
-  /** The kept queries by the text they were last run from, with the operation name they were asked by. */
-  const bySource = new Map<string, RepeatedQuery>();
+  /** The kept queries by the text they were run from, then the operation name they were asked by (null: none). */
+  const bySource = new Map<string, Map<string | null, RepeatedQuery>>();
+
+  /** Drops what finds a kept query that is dropped: its text and names, unless a newer document of the same text took them. */
+  function forget(operation: OperationDefinitionNode, entry: Kept): void {
+    if (entry.source === undefined) return;
+    const names = bySource.get(entry.source);
+    for (const name of entry.names) if (names?.get(name)?.operation === operation) names.delete(name);
+    if (names?.size === 0) bySource.delete(entry.source);
+  }
 
   /** The compiled query, compiled now on its second run; null on its first, or for one that is never compiled. */
   function compiledFor(document: DocumentNode, operation: OperationDefinitionNode): CompiledQuery | null {
@@ -100,11 +115,11 @@ export function compiledExecution<C extends object>(schema: GraphQLSchema, log: 
     for (const [dropped, entry] of kept) {
       if (keptSelections + selections <= KEPT_SELECTIONS && keptText + text <= KEPT_TEXT) break;
       kept.delete(dropped);
-      if (entry.source !== undefined && bySource.get(entry.source)?.operation === dropped) bySource.delete(entry.source);
+      forget(dropped, entry);
       keptSelections -= entry.selections;
       keptText -= entry.text;
     }
-    kept.set(operation, { query, selections, text });
+    kept.set(operation, { query, selections, text, names: [], failing: false });
     keptSelections += selections;
     keptText += text;
     return query;
@@ -121,25 +136,36 @@ export function compiledExecution<C extends object>(schema: GraphQLSchema, log: 
   }
 
   /**
-   * Remembers the text a kept query was run from, for `repeated`: the document's own text (the
-   * same characters as the request's), which the kept operation holds anyway.
+   * Remembers the text and operation name a kept query was run from, for `repeated`: the
+   * document's own text (the same characters as the request's), which the kept operation holds
+   * anyway. A document's operations are each found by their own name; the only operation of a
+   * document both by its name and by none, as it may be asked.
    */
   function runFrom(document: DocumentNode, operation: OperationDefinitionNode, operationName: string | undefined) {
     const entry = kept.get(operation);
     const source = document.loc?.source.body;
-    if (!entry || source === undefined || entry.source === source) return;
+    const name = operationName ?? null;
+    if (!entry || source === undefined || source.length > REPEATED_LONGEST || entry.names.includes(name)) return;
     entry.source = source;
-    bySource.set(source, { document, operation, operationName: operationName ?? null, query: entry.query });
+    entry.names.push(name);
+    let names = bySource.get(source);
+    if (!names) bySource.set(source, (names = new Map()));
+    names.set(name, { document, operation, operationName: name, query: entry.query });
   }
 
   function repeated(source: string, operationName: string | null): RepeatedQuery | null {
-    const known = bySource.get(source);
-    if (!known || known.operationName !== operationName) return null;
-    const entry = kept.get(known.operation);
-    if (!entry) return null;
+    if (source.length > REPEATED_LONGEST) return null;
+    const known = bySource.get(source)?.get(operationName);
+    const entry = known && kept.get(known.operation);
+    if (!known || !entry || entry.failing) return null;
     kept.delete(known.operation); // most recently run last
     kept.set(known.operation, entry);
     return known;
+  }
+
+  function failed(operation: OperationDefinitionNode): void {
+    const entry = kept.get(operation);
+    if (entry) entry.failing = true;
   }
 
   const gateway: ApolloServerOptionsWithGateway<C>['gateway'] = {
@@ -152,7 +178,10 @@ export function compiledExecution<C extends object>(schema: GraphQLSchema, log: 
           if (!compiled) return execute({ schema, document, operationName, variableValues: variables, contextValue: context });
           runFrom(document, resolved!, operationName);
           const result = (await compiled.query(undefined, context, variables)) as ExecutionResult;
-          return result.errors ? { ...result, errors: result.errors.map(asGraphQLError) } : result;
+          if (result.errors) return { ...result, errors: result.errors.map(asGraphQLError) };
+          const entry = kept.get(resolved!);
+          if (entry) entry.failing = false; // answered without Apollo again from now on
+          return result;
         },
       };
     },
@@ -162,7 +191,7 @@ export function compiledExecution<C extends object>(schema: GraphQLSchema, log: 
     },
     async stop() {},
   };
-  return { gateway, repeated };
+  return { gateway, repeated, failed };
 }
 
 interface Kept {
@@ -170,8 +199,12 @@ interface Kept {
   selections: number;
   /** Characters of its document's text. */
   text: number;
-  /** The text it was last run from (Apollo's document for that text), once run compiled. */
+  /** Its document's text, once run compiled: with `names`, what finds it in `bySource`. */
   source?: string;
+  /** The operation names it was run by (null: none), at most two: its own, and none when it is its document's only operation. */
+  names: (string | null)[];
+  /** Its last run without Apollo failed (`failed`), and no run through Apollo has succeeded since. */
+  failing: boolean;
 }
 
 /** A query Apollo has validated and run compiled, as `repeated` finds it by its text. */
@@ -187,11 +220,18 @@ export interface CompiledExecution<C extends object> {
   /** How Apollo executes operations (its gateway interface, for one fixed schema). */
   gateway: ApolloServerOptionsWithGateway<C>['gateway'];
   /**
-   * The kept compiled query last run from this exact text with this operation name, or null: a
+   * The kept compiled query run compiled from this exact text with this operation name, or null: a
    * document Apollo has parsed and validated, whose cost and execution need nothing more from it
-   * (repeated-queries.ts). Finding it counts as running it, for which queries stay kept.
+   * (repeated-queries.ts). Null too for a text longer than REPEATED_LONGEST, and while the query
+   * is failing (`failed`). Finding it counts as running it, for which queries stay kept.
    */
   repeated(source: string, operationName: string | null): RepeatedQuery | null;
+  /**
+   * A run of the query `repeated` found ended in errors or threw: it goes to Apollo, which runs it
+   * again, until a run there succeeds. A query that keeps failing (a repository that is gone, a
+   * database that is down) is then run once a request, not twice.
+   */
+  failed(operation: OperationDefinitionNode): void;
 }
 
 /**

@@ -160,9 +160,11 @@ export interface CostedOperation<C> {
  * neither charged twice nor, once refused, given its arrival's point back twice.
  */
 export function operationCosts<C extends { em: object }>(schema: GraphQLSchema, onOperationCost?: OperationCostHook<C>) {
-  // Known by the request's entity manager: Apollo runs an operation with a shallow copy of the
-  // context it was given, which shares it. A request has one operation (Apollo's HTTP batching is off).
-  const paid = new WeakMap<object, Promise<void>>();
+  // Kept on the request's entity manager: Apollo runs an operation with a shallow copy of the
+  // context it was given, which shares it. A request has one operation (Apollo's HTTP batching is
+  // off). A property, as read-only.ts marks it: a WeakMap entry per request costs more.
+  const PAID = Symbol('operation paid');
+  type Paying = { [PAID]?: Promise<void> };
 
   async function charge({ contextValue, document, operation, operationName, variables, headers }: CostedOperation<C>): Promise<void> {
     let cost: number;
@@ -183,12 +185,8 @@ export function operationCosts<C extends { em: object }>(schema: GraphQLSchema, 
   }
 
   function pay(operation: CostedOperation<C>): Promise<void> {
-    let outcome = paid.get(operation.contextValue.em);
-    if (!outcome) {
-      outcome = charge(operation);
-      paid.set(operation.contextValue.em, outcome);
-    }
-    return outcome;
+    const em = operation.contextValue.em as Paying;
+    return (em[PAID] ??= charge(operation));
   }
 
   const plugin: ApolloServerPlugin<C> = {

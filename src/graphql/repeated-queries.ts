@@ -21,9 +21,10 @@ interface PlainRequest {
  *
  * Only a plain success is answered here: anything else — a text not yet known, persisted queries,
  * a refusal of its cost, an error in its result — returns null, and the request goes to Apollo
- * whole, with the same context. Apollo then answers it as it answers every request; the cost is
- * not paid twice (`pay` answers one outcome per context), and a query changes nothing, so running
- * it again does no harm.
+ * whole, with the same context. Apollo then answers it as it answers every request, and the cost
+ * is not paid twice (`pay` answers one outcome per request). A query whose run here failed is run
+ * again by Apollo: so that this happens once, not at every request while it keeps failing, the
+ * query is marked failing (`failed`) and goes straight to Apollo until a run there succeeds.
  */
 export function repeatedQueries<C extends { em: EntityManager }>(compiled: CompiledExecution<C>, costs: OperationCosts<C>) {
   return async (body: unknown, contextValue: C, headers: { set(name: string, value: string): unknown }): Promise<string | null> => {
@@ -38,13 +39,16 @@ export function repeatedQueries<C extends { em: EntityManager }>(compiled: Compi
       return null;
     }
     loadsForOperation(contextValue.em, operation.operation);
-    let result: ExecutionResult;
+    let result: ExecutionResult | null;
     try {
       result = (await query.query(undefined, contextValue, variables)) as ExecutionResult;
     } catch {
+      result = null;
+    }
+    if (!result || result.errors?.length) {
+      compiled.failed(operation);
       return null;
     }
-    if (result.errors?.length) return null;
     return `${JSON.stringify({ data: result.data })}\n`; // as Apollo writes an answer
   };
 }

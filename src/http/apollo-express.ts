@@ -4,10 +4,14 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { GraphQLService } from '../graphql/apollo.js';
 
 /**
- * The most `Accept` headers whose answer's type is remembered. A client library sends one header
- * for all its requests, so a few cover every client; past this, others are negotiated by Apollo.
+ * The most `Accept` headers whose answer's type is remembered, least recently used forgotten first.
+ * A client library sends one header for all its requests, so a few cover every client; a client
+ * that sends many others only makes the ones it pushed out be learnt again, each by one answer of
+ * Apollo's.
  */
 const KNOWN_ACCEPTS = 64;
+/** The longest `Accept` header remembered: a longer one is always negotiated by Apollo. */
+const KNOWN_ACCEPT_LONGEST = 256;
 
 /**
  * GraphQL as an Express handler: a query Apollo has run before from the same text is answered by
@@ -25,6 +29,10 @@ export function apolloHandler<C extends { em: EntityManager }>(graphql: GraphQLS
   return (req, res, next) => {
     const accept = req.headers.accept ?? '';
     const type = req.method === 'POST' ? answerTypes.get(accept) : undefined;
+    if (type) {
+      answerTypes.delete(accept); // most recently used last
+      answerTypes.set(accept, type);
+    }
     const contextValue = type ? context(res) : null;
     const headers = { set: (name: string, value: string) => res.setHeader(name, value) };
     (contextValue ? graphql.repeated(req.body, contextValue, headers) : Promise.resolve(null))
@@ -47,9 +55,10 @@ export function apolloHandler<C extends { em: EntityManager }>(graphql: GraphQLS
           answer.status === undefined &&
           answer.body.kind === 'complete' &&
           answerType &&
-          !answerTypes.has(accept) &&
-          answerTypes.size < KNOWN_ACCEPTS
+          accept.length <= KNOWN_ACCEPT_LONGEST &&
+          !answerTypes.has(accept)
         ) {
+          if (answerTypes.size >= KNOWN_ACCEPTS) answerTypes.delete(answerTypes.keys().next().value!);
           answerTypes.set(accept, answerType);
         }
         if (answer.body.kind === 'complete') {

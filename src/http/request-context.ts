@@ -22,8 +22,10 @@ export function locals(res: Response): RequestLocals {
  * method, path and status are logged: never headers, bodies or query strings.
  *
  * Its lines are written without the logger's redaction, which pino applies by copying every field
- * of every line (its wildcard paths match any key): a few microseconds a request, for fields that
- * are all the service's own — an id, the method, the path, numbers.
+ * of every line (its wildcard paths match any key): a few microseconds a request. Redaction matches
+ * key names, and this line's keys are fixed here — requestId, method, path, status, ms, sql — none
+ * of them a secret's name; their values (the id and path a client chose among them) are what
+ * redaction would leave anyway.
  */
 export function requestTracking(parent: Logger, metrics: Metrics) {
   const log = parent.child({}, { redact: [] });

@@ -52,14 +52,52 @@ test('a mutation is never found: it always runs by graphql-js', async () => {
   expect(execution.repeated(text, null)).toBeNull();
 });
 
-test('kept queries are bounded by their text: a query in megabytes of comments pushes the least recently run out', async () => {
+test('kept queries are bounded by their text: queries in long comments push the least recently run out', async () => {
   const { execution, run } = await setUp();
-  const padding = `# ${'x'.repeat(3 * 1024 * 1024)}\n`;
-  const texts = ['a', 'b', 'c', 'd'].map((alias) => `${padding}{ ${alias}: hello }`);
+  // 600 texts of about 15,000 characters each: 8 Mi characters hold the 558 run last.
+  const padding = `# ${'x'.repeat(15_000)}\n`;
+  const texts = Array.from({ length: 600 }, (_, i) => `${padding}{ a${String(i).padStart(3, '0')}: hello }`);
   for (const text of texts) {
     const { document } = await run(text);
     await run(text, undefined, document);
   }
-  // 8 Mi characters hold two of these 3 MiB documents: the two run last.
-  expect(texts.map((text) => execution.repeated(text, null) !== null)).toEqual([false, false, true, true]);
+  const fits = Math.floor((8 * 1024 * 1024) / texts[0]!.length);
+  const found = texts.map((text) => execution.repeated(text, null) !== null);
+  expect(found).toEqual(texts.map((_, i) => i >= texts.length - fits));
+});
+
+test('a text longer than 16,383 characters is never found (V8 hashes such strings by their length alone)', async () => {
+  const { execution, run } = await setUp();
+  const text = `# ${'x'.repeat(16_384)}\n{ hello }`;
+  const { document } = await run(text);
+  expect((await run(text, undefined, document)).result).toEqual({ data: { hello: 'hi undefined' } });
+  expect(execution.repeated(text, null)).toBeNull();
+});
+
+test("each operation of a document is found by its own name, a document's only operation by its name and by none", async () => {
+  const { execution, run } = await setUp();
+  const two = 'query A { a: hello } query B { b: hello }';
+  const parsed = parse(two);
+  for (const name of ['A', 'B', 'A', 'B']) await run(two, name, parsed);
+  expect(execution.repeated(two, 'A')?.operation.name?.value).toBe('A');
+  expect(execution.repeated(two, 'B')?.operation.name?.value).toBe('B');
+  expect(execution.repeated(two, null)).toBeNull();
+
+  const one = 'query Only { hello }';
+  const document = parse(one);
+  for (const name of ['Only', 'Only', undefined]) await run(one, name, document);
+  expect(execution.repeated(one, 'Only')?.operation.name?.value).toBe('Only');
+  expect(execution.repeated(one, null)?.operation.name?.value).toBe('Only');
+});
+
+test('a query whose run failed is not found until a run through the executor (Apollo) succeeds again', async () => {
+  const { execution, run } = await setUp();
+  const text = '{ hello }';
+  const { document } = await run(text);
+  await run(text, undefined, document);
+  const found = execution.repeated(text, null)!;
+  execution.failed(found.operation);
+  expect(execution.repeated(text, null)).toBeNull();
+  await run(text, undefined, document);
+  expect(execution.repeated(text, null)?.operation).toBe(found.operation);
 });
