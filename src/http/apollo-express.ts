@@ -1,6 +1,7 @@
 import { HeaderMap, type HTTPGraphQLRequest } from '@apollo/server';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Request, RequestHandler, Response } from 'express';
+import { LRUCache } from 'lru-cache';
 import type { GraphQLService } from '../graphql/apollo.js';
 
 /**
@@ -25,14 +26,10 @@ export function apolloHandler<C extends { em: EntityManager }>(graphql: GraphQLS
    * The type Apollo answered a query with, by the request's `Accept` (Apollo negotiates it from
    * that header alone), learnt from its answers: a repeated query is answered with the same.
    */
-  const answerTypes = new Map<string, string>();
+  const answerTypes = new LRUCache<string, string>({ max: KNOWN_ACCEPTS });
   return (req, res, next) => {
     const accept = req.headers.accept ?? '';
     const type = req.method === 'POST' ? answerTypes.get(accept) : undefined;
-    if (type) {
-      answerTypes.delete(accept); // most recently used last
-      answerTypes.set(accept, type);
-    }
     const contextValue = type ? context(res) : null;
     const headers = { set: (name: string, value: string) => res.setHeader(name, value) };
     (contextValue ? graphql.repeated(req.body, contextValue, headers) : Promise.resolve(null))
@@ -58,7 +55,6 @@ export function apolloHandler<C extends { em: EntityManager }>(graphql: GraphQLS
           accept.length <= KNOWN_ACCEPT_LONGEST &&
           !answerTypes.has(accept)
         ) {
-          if (answerTypes.size >= KNOWN_ACCEPTS) answerTypes.delete(answerTypes.keys().next().value!);
           answerTypes.set(accept, answerType);
         }
         if (answer.body.kind === 'complete') {
