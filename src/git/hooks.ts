@@ -36,14 +36,18 @@ export const REVOKED_LOCKS_FILE = 'cairn-revoked-locks';
  */
 const FENCE_DIR = 'fence';
 
-/** What a git command that moves refs under a repository's lock (update-ref) runs with, so its changes are fenced. */
-export function fencedBy(hooksDir: string, token: string): { config: string[]; env: Record<string, string> } {
-  return { config: [`core.hooksPath=${path.join(hooksDir, FENCE_DIR)}`], env: { [LOCK_TOKEN_ENV]: token } };
-}
-
-/** What receive-pack runs with under a repository's lock: Cairn's push hooks, the `update` hook fencing each ref. */
-export function pushFencedBy(hooksDir: string, token: string): { config: string[]; env: Record<string, string> } {
-  return { config: [`core.hooksPath=${hooksDir}`], env: { [LOCK_TOKEN_ENV]: token } };
+/**
+ * What a git command that moves refs under a repository's lock runs with, so its changes are
+ * fenced: receive-pack, Cairn's push hooks (the `update` hook fencing each ref); any other
+ * (update-ref), the fence directory's `reference-transaction` hook.
+ */
+export function fencedBy(
+  hooksDir: string,
+  token: string,
+  command: 'receive-pack' | 'update-ref',
+): { config: string[]; env: Record<string, string> } {
+  const dir = command === 'receive-pack' ? hooksDir : path.join(hooksDir, FENCE_DIR);
+  return { config: [`core.hooksPath=${dir}`], env: { [LOCK_TOKEN_ENV]: token } };
 }
 
 /**

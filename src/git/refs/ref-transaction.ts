@@ -17,7 +17,7 @@ import { readDiskRefs, readRecordedRefs, saveRecordedRefs, type RefMap } from '.
 import type { HeldLock, RepositoryLocks } from './repository-lock.js';
 import { refsFingerprint } from './refs-fingerprint.js';
 import { gitFailedOn } from '../run-git.js';
-import { fencedBy, pushFencedBy } from '../hooks.js';
+import { fencedBy } from '../hooks.js';
 import type { GitStorage } from '../storage.js';
 
 type Fence = ReturnType<typeof fencedBy>;
@@ -220,7 +220,7 @@ export class RefTransactions {
         ...{ journal: lock.client, lease: lock.token, paths: true },
       };
       if (request.decide)
-        return await this.recordDecided(repositoryId, input, request.decide, progress, fencedBy(this.hooksDir, lock.token));
+        return await this.recordDecided(repositoryId, input, request.decide, progress, fencedBy(this.hooksDir, lock.token, 'update-ref'));
       const written = request.write
         ? await this.written(request, lock.token, lockedAt, progress)
         : { updates: [], details: NO_PUSH_DETAILS };
@@ -249,7 +249,7 @@ export class RefTransactions {
     const session = this.policy ? await this.policy.open(request.repositoryId, request.actor) : null;
     try {
       progress.stage = 'moving';
-      const fence = pushFencedBy(this.hooksDir, token);
+      const fence = fencedBy(this.hooksDir, token, 'receive-pack');
       return await request.write!({ lockedAt, fence: { config: fence.config, env: { ...fence.env, ...session?.env } } });
     } finally {
       await session?.close();
