@@ -121,6 +121,23 @@ describe('compiled execution', () => {
       expect({ run, ...(await post(query, { id: repo.id }, undefined, accept)) }).toMatchObject({ run, status, type });
   });
 
+  test('a query that keeps failing runs once a request: after one failed quick run it goes to Apollo alone', async () => {
+    const query = `query($id: ID!) { repository(id: $id) { name issues(limit: 5) { nodes { title } } } } # graphql-compiled.test: failing`;
+    const statements: number[] = [];
+    for (let run = 1; run <= 6; run++) {
+      const response = await fetch(`${server.url}/graphql`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${owner.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ query, variables: { id: 'repo_00000000000000000000000000' } }),
+      });
+      expect(((await response.json()) as any).errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+      statements.push(Number(/sql;count=(\d+)/.exec(response.headers.get('server-timing') ?? '')?.[1]));
+    }
+    // Runs 1-2 by Apollo; run 3 quick, failed, then Apollo again; from then on Apollo alone, once.
+    expect(statements[0]).toBeGreaterThan(0);
+    expect(statements.slice(3)).toEqual([statements[0], statements[0], statements[0]]);
+  });
+
   test('a mutation stops at its first failing field, however often it is sent', async () => {
     const mutation = `mutation($id: ID!) { a: createIssue(input: { repositoryId: $id, title: "  " }) { number }
       b: updateRepository(id: $id, input: { description: "after a failure" }) { description } }`;
