@@ -43,6 +43,8 @@ export interface Config {
   gitBounds: GitBoundSettings;
   /** How long after the last push of a burst a repository is maintained (CAIRN_GIT_MAINTENANCE_DELAY). */
   gitMaintenanceDelayMs: number;
+  /** Disk the pack cache shared by concurrent clones may hold; 0 turns it off (CAIRN_PACK_CACHE). */
+  packCacheBytes: number;
   logLevel: LogLevel;
 }
 
@@ -233,6 +235,12 @@ export function loadConfig(env: Env = process.env): Config {
     pushTimeoutMs: duration('CAIRN_GIT_PUSH_TIMEOUT', '10m', [7 * 86_400_000, '7d']),
   };
 
+  const packCacheRaw = read('CAIRN_PACK_CACHE') ?? '1g';
+  const packCacheBytes = parseSize(packCacheRaw);
+  if (packCacheBytes === undefined || (packCacheBytes !== 0 && packCacheBytes < 1024 ** 2)) {
+    throw new ConfigError('CAIRN_PACK_CACHE', `"${packCacheRaw}" is not 0 nor a size of at least 1m (e.g. 1g, 256m)`);
+  }
+
   const webhookMemoryRaw = read('CAIRN_WEBHOOK_MEMORY') ?? '32m';
   const webhookMemoryBytes = parseSize(webhookMemoryRaw);
   if (webhookMemoryBytes === undefined || webhookMemoryBytes < 1024 ** 2) {
@@ -268,6 +276,7 @@ export function loadConfig(env: Env = process.env): Config {
     gitPaceWindowMs,
     gitBounds,
     gitMaintenanceDelayMs: duration('CAIRN_GIT_MAINTENANCE_DELAY', '10s', GIT_MAINTENANCE_MAX_WAIT),
+    packCacheBytes,
     logLevel,
   };
 }

@@ -59,29 +59,35 @@ const limits = (extraBytes = 0) => [
 /**
  * The program and arguments that run the wire protocol's `git <args>` under the kernel's bounds.
  * `upload-pack` gets the room of its pack window besides, and the `pack-objects` it starts — the one
- * that works — the bound exactly (`uploadpack.packObjectsHook`, honoured from the command line only).
+ * that works — the bound exactly (`uploadpack.packObjectsHook`, honoured from the command line only),
+ * behind `packObjectsWrapper` when there is one (the pack cache, pack-cache.ts).
  * Without `prlimit` (not Linux) git runs unbounded but for a push's own deadline (a warning at start-up says so).
  * With `setpriv`, git gets SIGTERM when the service dies (`--pdeathsig`; on SIGTERM git removes its
  * lock files): it runs in a process group of its own, so nothing else would stop the push of a
  * process killed outright from moving refs after the repository's lock went with that process's
  * database connections.
  */
-export function underKernelBounds(service: 'upload-pack' | 'receive-pack', args: string[]): { command: string; args: string[] } {
-  const bounded = !prlimit
-    ? ['git', ...args]
-    : service === 'receive-pack'
-      ? ['prlimit', ...limits(), '--', 'git', ...args]
-      : [
-          'prlimit',
-          ...limits(DEFAULT_PACK_WINDOW_BYTES),
-          '--',
-          'git',
-          '-c',
-          `uploadpack.packObjectsHook=prlimit ${limits().join(' ')} --`,
-          ...args,
-        ];
+export function underKernelBounds(
+  service: 'upload-pack' | 'receive-pack',
+  args: string[],
+  packObjectsWrapper: readonly string[] = [],
+): { command: string; args: string[] } {
+  const packObjects = [...(service === 'upload-pack' ? packObjectsWrapper : []), ...(prlimit ? ['prlimit', ...limits(), '--'] : [])];
+  const git = [
+    'git',
+    ...(service === 'upload-pack' && packObjects.length
+      ? ['-c', `uploadpack.packObjectsHook=${packObjects.map(shellQuoted).join(' ')}`]
+      : []),
+    ...args,
+  ];
+  const bounded = prlimit ? ['prlimit', ...limits(service === 'upload-pack' ? DEFAULT_PACK_WINDOW_BYTES : 0), '--', ...git] : git;
   const [command, ...rest] = pdeathsig ? ['setpriv', '--pdeathsig', 'TERM', '--', ...bounded] : bounded;
   return { command: command!, args: rest };
+}
+
+/** A word for `sh -c` (git runs the pack-objects hook through the shell). */
+function shellQuoted(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
 /**

@@ -97,6 +97,15 @@ describe('sizes', () => {
     expect(configRefusal({ CAIRN_GIT_MAX_PUSH_SIZE: value })).toMatchObject({ variable: 'CAIRN_GIT_MAX_PUSH_SIZE' });
   });
 
+  test('CAIRN_PACK_CACHE is 1g by default; 0 turns the cache off; otherwise at least 1m', () => {
+    expect(loadConfig({}).packCacheBytes).toBe(1024 ** 3);
+    expect(loadConfig({ CAIRN_PACK_CACHE: '0' }).packCacheBytes).toBe(0);
+    expect(loadConfig({ CAIRN_PACK_CACHE: '256m' }).packCacheBytes).toBe(256 * 1024 ** 2);
+    expect(configRefusal({ CAIRN_PACK_CACHE: '512k' })).toMatchObject({ variable: 'CAIRN_PACK_CACHE' });
+    expect(configRefusal({ CAIRN_PACK_CACHE: '-1' })).toMatchObject({ variable: 'CAIRN_PACK_CACHE' });
+    expect(configRefusal({ CAIRN_PACK_CACHE: 'plenty' })).toMatchObject({ variable: 'CAIRN_PACK_CACHE' });
+  });
+
   test('CAIRN_WEBHOOK_MEMORY is 32m by default, at least 1m', () => {
     expect(loadConfig({}).webhookMemoryBytes).toBe(32 * 1024 ** 2);
     expect(loadConfig({ CAIRN_WEBHOOK_MEMORY: '1m' }).webhookMemoryBytes).toBe(1024 ** 2);

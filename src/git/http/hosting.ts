@@ -6,6 +6,7 @@ import { SharedSlots } from '../../concurrency/slots.js';
 import { installHooks } from '../hooks.js';
 import type { Logger } from '../../logger.js';
 import { OutputSockets } from './git-output.js';
+import { installPackCache } from './pack-cache.js';
 
 /** Pushes one user may have in flight at once in one process. */
 const MAX_PUSHES_PER_USER = 8;
@@ -41,11 +42,14 @@ export class GitHosting {
     readonly requestsDir: string,
     /** What fetches' packs are read through (git-output.ts); null where the socket could not be made (they go through pipes). */
     readonly outputSockets: OutputSockets | null,
+    /** The command `pack-objects` runs behind so concurrent clones share packs (pack-cache.ts); null without the cache. */
+    readonly packCache: string[] | null,
   ) {}
 
-  /** `nonceSeed`: the site's signed-push nonce seed (receive-settings.ts). */
-  static async start(dataDir: string, nonceSeed: string, log: Logger): Promise<GitHosting> {
+  /** `nonceSeed`: the site's signed-push nonce seed (receive-settings.ts); `packCacheBytes`: CAIRN_PACK_CACHE. */
+  static async start(dataDir: string, nonceSeed: string, packCacheBytes: number, log: Logger): Promise<GitHosting> {
     const hooksDir = await installHooks(dataDir, nonceSeed);
+    const packCache = await installPackCache(dataDir, hooksDir, packCacheBytes, log);
     const reportsDir = path.join(dataDir, 'tmp', 'push-reports');
     await fs.rm(reportsDir, { recursive: true, force: true }); // reports of pushes that died with the last process
     await fs.mkdir(reportsDir, { recursive: true });
@@ -59,7 +63,7 @@ export class GitHosting {
       log.warn({ err: error, dir: outputDir }, 'git output socket unavailable: packs go through pipes, at more CPU');
       return null;
     });
-    return new GitHosting(hooksDir, reportsDir, requestsDir, outputSockets);
+    return new GitHosting(hooksDir, reportsDir, requestsDir, outputSockets, packCache);
   }
 
   /** A fetch slot within the client's shares; null when `signal` aborts (the client left) first. */

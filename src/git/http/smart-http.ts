@@ -132,6 +132,7 @@ async function handle(
       maxBodyBytes: MAX_FETCH_REQUEST_BYTES,
       killOnDisconnect: true,
       outputSockets: hosting.outputSockets,
+      packCache: hosting.packCache,
     },
   });
 }

@@ -59,6 +59,8 @@ interface SpawnOptions {
   config: string[];
   gitProtocol?: string;
   env?: Record<string, string>;
+  /** What upload-pack's `pack-objects` runs behind: the pack cache (pack-cache.ts), when there is one. */
+  packCache?: readonly string[] | null;
 }
 
 function serviceArgs(options: SpawnOptions, extraArgs: string[]): string[] {
@@ -74,7 +76,7 @@ type GitChild = ChildProcessByStdio<Writable, Readable | null, Readable>;
 
 /** The wire protocol's git, under the kernel's bounds (git-bounds.ts), which the processes it starts inherit. */
 function spawnService(options: SpawnOptions, extraArgs: string[], stdout: Socket | 'pipe' = 'pipe'): GitChild {
-  const { command, args } = underKernelBounds(options.service, serviceArgs(options, extraArgs));
+  const { command, args } = underKernelBounds(options.service, serviceArgs(options, extraArgs), options.packCache ?? []);
   return spawn(command, args, {
     env: { ...environmentWithoutSecrets, ...serverGitEnvironment(), ...serviceEnv(options) },
     stdio: ['pipe', stdout, 'pipe'],

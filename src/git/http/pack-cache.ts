@@ -1,0 +1,92 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from '../../logger.js';
+
+/** How long a cached pack is served after it was made; older ones are removed by the next clone that makes one. */
+const MAX_AGE_MINUTES = 5;
+
+/**
+ * The pack cache, in shell: run by `upload-pack` in place of `pack-objects`
+ * (`uploadpack.packObjectsHook`), as `cairn-pack-cache DIR BUDGET_KB COMMAND...` where COMMAND is the
+ * `pack-objects` command line upload-pack would have run (behind the kernel's bounds).
+ *
+ * Sixteen CI runners cloning the same commit at once would make sixteen identical packs; with the
+ * cache the first clone makes it (into a file, at pack-objects' own speed, while it streams that
+ * file to its client as it grows), the others wait for it and send the file, at the cost of reading
+ * it. It is keyed by the repository's directory, the command line and what upload-pack asks for
+ * (object ids: content-addressed, so a pack for them never goes stale); only whole clones are
+ * shared (no `--not` objects: a fetch's haves differ from client to client), for MAX_AGE_MINUTES.
+ *
+ * - One maker per key (`flock` on its lock file); a clone arriving while it works waits, then sends
+ *   the finished pack, or makes its own when the maker failed.
+ * - The maker is a process group of its own (`setsid`), told to stop when its own client leaves
+ *   (the pipe to upload-pack breaks): a client that asks and hangs up leaves nothing running.
+ * - The cache holds at most BUDGET_KB, and is not added to while the disk has less than that free:
+ *   past either, clones make their packs as without it, straight to upload-pack.
+ */
+const PACK_CACHE = `#!/bin/sh
+dir=$1 budget=$2
+shift 2
+nl='
+'
+input=$(cat; echo .) || exit 1
+input=\${input%.}
+direct() { printf '%s' "$input" | "$@"; exit; }
+case "$input" in *"$nl--not$nl$nl") ;; *) direct "$@" ;; esac
+key=$({ pwd; printf '%s\\n' "$@"; printf '%s' "$input"; } | sha256sum) || direct "$@"
+key=\${key%% *}
+pack=$dir/$key.pack
+serve() { if { command exec 3<"$pack"; } 2>/dev/null; then exec cat <&3; fi; }
+serve
+{ command exec 9>>"$dir/$key.lock"; } 2>/dev/null || direct "$@"
+if ! flock -n 9; then
+  flock 9
+  exec 9>&-
+  serve
+  direct "$@"
+fi
+serve
+find "$dir" -maxdepth 1 -type f -mmin +${MAX_AGE_MINUTES} -delete 2>/dev/null
+used=$(du -sk "$dir" | cut -f1)
+free=$(df -Pk "$dir" | awk 'NR == 2 { print $4 }')
+tmp=$dir/$key.$$.tmp
+if [ "\${used:-$budget}" -ge "$budget" ] || [ "\${free:-0}" -le "$budget" ] || ! { : >"$tmp"; } 2>/dev/null; then
+  exec 9>&-
+  direct "$@"
+fi
+printf '%s' "$input" | setsid sh -c 'tmp=$1 pack=$2; shift 2; if "$@" >"$tmp"; then ln -f "$tmp" "$pack"; exit 0; fi; rm -f "$tmp"; exit 1' maker "$tmp" "$pack" "$@" &
+maker=$!
+exec 9>&-
+tail -c +1 -s 0.05 --pid="$maker" -f "$tmp"
+sent=$?
+rm -f "$tmp"
+if [ "$sent" -ne 0 ]; then
+  kill -TERM "-$maker" 2>/dev/null
+  exit 1
+fi
+wait "$maker"
+`;
+
+/** What the script needs besides POSIX sh: util-linux's flock and setsid, coreutils' sha256sum and GNU tail's --pid. */
+const TOOLS_CHECK = 'command -v flock && command -v setsid && command -v sha256sum && tail --pid=1 -c 0 /dev/null';
+
+/**
+ * Installs the pack cache for this process: the script in `hooksDir`, an empty cache directory in
+ * `dataDir`'s scratch space. Returns the command that wraps `pack-objects` (git-bounds.ts), or null
+ * when `budgetBytes` is 0 (CAIRN_PACK_CACHE=0: no cache) or the tools it needs are missing (said in the log).
+ */
+export async function installPackCache(dataDir: string, hooksDir: string, budgetBytes: number, log?: Logger): Promise<string[] | null> {
+  const dir = path.join(dataDir, 'tmp', 'pack-cache');
+  await fs.rm(dir, { recursive: true, force: true }); // packs of the last process: nothing waits on them
+  if (budgetBytes === 0) return null;
+  if (spawnSync('sh', ['-c', TOOLS_CHECK], { stdio: 'ignore' }).status !== 0) {
+    log?.warn('the pack cache is off: it needs flock and setsid (util-linux), sha256sum and GNU tail (coreutils)');
+    return null;
+  }
+  await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+  const script = path.join(hooksDir, 'cairn-pack-cache');
+  await fs.writeFile(`${script}.new`, PACK_CACHE, { mode: 0o755 });
+  await fs.rename(`${script}.new`, script);
+  return [script, dir, String(Math.floor(budgetBytes / 1024))];
+}
