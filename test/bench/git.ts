@@ -13,6 +13,9 @@
  *    taking turns over several rounds: the total wall time of each crowd, and the median of each
  *    round's ratio.
  *
+ * Every clone through Cairn is measured with the service's pack cache emptied first: the pack is
+ * made for it (and shared by the clones that come at once), never read back from an earlier round.
+ *
  * Prints a table and a JSON line. Sizes and rounds: BENCH_REPO_MB, BENCH_ROUNDS, BENCH_CONCURRENT,
  * BENCH_CROWD, BENCH_CROWD_ROUNDS.
  */
@@ -200,6 +203,12 @@ try {
   }
 
   const cloneThrough = (dest: string) => git.git(['clone', '--quiet', '--no-checkout', url, dest]);
+  // Every measured clone through Cairn starts with an empty pack cache: it makes its pack (the
+  // sixteen at once share one), as the first clone of a repository's new state does.
+  const packCache = path.join(server.dataDir, 'tmp', 'pack-cache');
+  const emptyPackCache = async () => {
+    for (const name of await fs.readdir(packCache)) await fs.rm(path.join(packCache, name), { force: true });
+  };
   const cloneLocal = (dest: string) => git.git(['clone', '--quiet', '--no-checkout', '--no-local', onDisk, dest]);
   const samples = { cairn: [] as number[], local: [] as number[] };
   // CPU of each clone: the git client (this process's children, waited for) and the service with everything it runs.
@@ -212,6 +221,7 @@ try {
     const order = round % 2 === 0 ? (['cairn', 'local'] as const) : (['local', 'cairn'] as const);
     for (const kind of order) {
       const dest = path.join(root, `clone-${kind}`);
+      await emptyPackCache();
       const [clientBefore, serviceBefore] = [await cpuMs(process.pid, true), await treeCpuMs(pid)];
       const { ms } = await timed(() => (kind === 'cairn' ? cloneThrough(dest) : cloneLocal(dest)));
       if (round >= 0) {
@@ -239,6 +249,7 @@ try {
       await sleep(50);
     }
   })();
+  await emptyPackCache();
   const crowd = await timed(() => Promise.all(Array.from({ length: CONCURRENT }, (_, i) => cloneThrough(path.join(root, `crowd-${i}`)))));
   sampling = false;
   watching = false;
@@ -256,6 +267,7 @@ try {
         const order = round % 2 === 0 ? (['cairn', 'backend'] as const) : (['backend', 'cairn'] as const);
         for (const kind of order) {
           const dests = Array.from({ length: CROWD }, (_, i) => path.join(root, `crowd-${kind}-${i}`));
+          await emptyPackCache();
           const { ms } = await timed(() =>
             Promise.all(dests.map((dest) => git.git(['clone', '--quiet', '--no-checkout', source[kind], dest]))),
           );
