@@ -131,8 +131,8 @@ describe('clones share packs', () => {
 });
 
 describe('CAIRN_PACK_CACHE', () => {
-  test('1m: a pack is cached while the cache holds less, none after; 0: nothing is cached; a budget above the free disk: nothing is cached', async () => {
-    const servers = await Promise.all(['1m', '0', '100000g'].map((budget) => CairnServer.start({ env: { CAIRN_PACK_CACHE: budget } })));
+  test('3m: a 2 MB clone is cached, the next would pass the budget and is not; 0: nothing is cached; a budget above the free disk: nothing is cached', async () => {
+    const servers = await Promise.all(['3m', '0', '100000g'].map((budget) => CairnServer.start({ env: { CAIRN_PACK_CACHE: budget } })));
     try {
       const [small, off, beyondDisk] = servers as [CairnServer, CairnServer, CairnServer];
       for (const [i, of] of servers.entries()) {
@@ -143,7 +143,7 @@ describe('CAIRN_PACK_CACHE', () => {
           expect(await headOf(git.path(`budget-${i}-${name}`))).toBe(await headOf(repo.work));
         }
       }
-      expect(await cached(small, '.pack')).toHaveLength(1); // the first 2 MB pack filled the 1 MB budget
+      expect(await cached(small, '.pack')).toHaveLength(1); // 2 MB held, 2 MB more would pass 3 MB
       expect(await cached(off, '.pack')).toEqual([]);
       expect(await cached(beyondDisk, '.pack')).toEqual([]);
     } finally {

@@ -17,6 +17,7 @@ let cacheDir: string;
 beforeAll(async () => {
   root = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-pack-cache-'));
   await fs.mkdir(path.join(root, 'hooks'));
+  await fs.mkdir(path.join(root, 'objects')); // run in `root` as in a repository: its objects are what a pack is counted at
   cache = (await installPackCache(root, path.join(root, 'hooks'), 1024 ** 3))!;
   cacheDir = cache[1]!;
 });
@@ -116,4 +117,29 @@ test('a fetch (objects after --not) is never cached', async () => {
   expect(await run(command, fetch).exited).toEqual({ code: 0, out: 'pack' });
   expect(await runsIn(runs)).toBe(2);
   expect(await left('.pack')).toEqual([]);
+});
+
+test('packs being made count at their repository’s size: of two clones at once that together pass the budget, one is cached', async () => {
+  const small = path.join(root, 'small');
+  await fs.mkdir(path.join(small, 'hooks'), { recursive: true });
+  await fs.mkdir(path.join(small, 'objects'));
+  await fs.writeFile(path.join(small, 'objects', 'pack'), Buffer.alloc(600 * 1024, 1)); // 600 KiB of a 1 MiB budget
+  const smallCache = (await installPackCache(small, path.join(small, 'hooks'), 1024 ** 2))!;
+  const runs = path.join(root, 'runs-budget');
+  const command = standIn(runs, 'sleep 0.3; printf pack');
+  const clones = ['a', 'b'].map((id) => {
+    const child = spawn(smallCache[0]!, [...smallCache.slice(1), ...command], { cwd: small, stdio: ['pipe', 'pipe', 'ignore'] });
+    child.stdin.end(id.repeat(40) + '\n--not\n\n');
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    return once(child, 'close').then(([code]) => ({ code: code as number | null, out }));
+  });
+  expect(await Promise.all(clones)).toEqual([
+    { code: 0, out: 'pack' },
+    { code: 0, out: 'pack' },
+  ]);
+  expect(await runsIn(runs)).toBe(2);
+  const names = await fs.readdir(smallCache[1]!);
+  expect(names.filter((name) => name.endsWith('.pack'))).toHaveLength(1);
+  expect(names.filter((name) => name.endsWith('.held') || name.endsWith('.tmp'))).toEqual([]);
 });

@@ -22,8 +22,10 @@ const MAX_AGE_MINUTES = 5;
  *   the finished pack, or makes its own when the maker failed.
  * - The maker is a process group of its own (`setsid`), told to stop when its own client leaves
  *   (the pipe to upload-pack breaks): a client that asks and hangs up leaves nothing running.
- * - The cache holds at most BUDGET_KB, and is not added to while the disk has less than that free:
- *   past either, clones make their packs as without it, straight to upload-pack.
+ * - The cache holds at most BUDGET_KB, packs being made counted at the size of their repository's
+ *   objects (about what a whole clone's pack comes to at most; held in `.held` files, admitted one maker
+ *   at a time), and is not added to while the disk has less than BUDGET_KB free: past either,
+ *   clones make their packs as without it, straight to upload-pack.
  */
 const PACK_CACHE = `#!/bin/sh
 dir=$1 budget=$2
@@ -47,15 +49,22 @@ if ! flock -n 9; then
   direct "$@"
 fi
 serve
-find "$dir" -maxdepth 1 -type f -mmin +${MAX_AGE_MINUTES} -delete 2>/dev/null
-used=$(du -sk "$dir" | cut -f1)
-free=$(df -Pk "$dir" | awk 'NR == 2 { print $4 }')
+find "$dir" -maxdepth 1 -type f ! -name admission.lock -mmin +${MAX_AGE_MINUTES} -delete 2>/dev/null
 tmp=$dir/$key.$$.tmp
-if [ "\${used:-$budget}" -ge "$budget" ] || [ "\${free:-0}" -le "$budget" ] || ! { : >"$tmp"; } 2>/dev/null; then
-  exec 9>&-
+{ command exec 8>>"$dir/admission.lock"; } 2>/dev/null || { exec 9>&-; direct "$@"; }
+flock 8
+need=$(du -sk objects | cut -f1)
+used=$(du -sk "$dir" | cut -f1)
+held=$(cat "$dir"/*.held 2>/dev/null | awk '{ n += $1 } END { print n + 0 }')
+free=$(df -Pk "$dir" | awk 'NR == 2 { print $4 }')
+if [ $((\${used:-$budget} + \${held:-$budget} + \${need:-$budget})) -gt "$budget" ] || [ "\${free:-0}" -le "$budget" ] ||
+  ! { echo "$need" >"$tmp.held" && : >"$tmp"; } 2>/dev/null; then
+  rm -f "$tmp.held"
+  exec 8>&- 9>&-
   direct "$@"
 fi
-printf '%s' "$input" | setsid sh -c 'tmp=$1 pack=$2; shift 2; if "$@" >"$tmp"; then ln -f "$tmp" "$pack"; exit 0; fi; rm -f "$tmp"; exit 1' maker "$tmp" "$pack" "$@" &
+exec 8>&-
+printf '%s' "$input" | setsid sh -c 'tmp=$1 pack=$2; shift 2; if "$@" >"$tmp"; then ln -f "$tmp" "$pack"; made=0; else rm -f "$tmp"; made=1; fi; rm -f "$tmp.held"; exit $made' maker "$tmp" "$pack" "$@" &
 maker=$!
 exec 9>&-
 tail -c +1 -s 0.05 --pid="$maker" -f "$tmp"
@@ -63,6 +72,7 @@ sent=$?
 rm -f "$tmp"
 if [ "$sent" -ne 0 ]; then
   kill -TERM "-$maker" 2>/dev/null
+  rm -f "$tmp.held"
   exit 1
 fi
 wait "$maker"
