@@ -76,37 +76,57 @@ test('a clone arriving while the pack is made waits for it and is sent the same 
   expect(await left('.pack')).toHaveLength(1);
 });
 
-test('the maker stops when its own client leaves; a clone waiting on it makes its own pack', async () => {
+test('the maker stops when its own client leaves; the clone waiting on it makes the pack instead', async () => {
   const runs = path.join(root, 'runs-left');
   const go = path.join(root, 'go');
   // It writes once told to, then takes its time (as pack-objects counting objects would).
-  const command = standIn(runs, `while [ ! -e ${go} ]; do sleep 0.01; done; printf part-; sleep 5.123; printf rest`);
+  const command = standIn(
+    runs,
+    `i=0; while [ ! -e ${go} ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done; printf part-; sleep 5.123; printf rest`,
+  );
   const first = run(command, CLONE, 'part-'.length);
   await until(async () => (await runsIn(runs)) === 1); // the maker works, holding the lock
   const waiting = run(command, CLONE);
   await new Promise((resolve) => setTimeout(resolve, 100)); // waiting on the lock
   await fs.writeFile(go, '');
   expect((await first.exited).out).toBe('part-'); // the pipeline's status is head's
-  // The maker is stopped (its sleep with it); the waiting clone then runs its own, straight to it.
+  // The maker is stopped (its sleep with it); the clone that waited is next in line and makes the pack.
   await until(async () => (await runsIn(runs)) === 2);
   await until(async () => (await sleepers()).length === 1);
   for (const pid of await sleepers()) process.kill(pid);
   expect(await waiting.exited).toEqual({ code: 0, out: 'part-rest' });
-  expect(await left('.pack')).toEqual([]);
-  expect(await left('.tmp')).toEqual([]);
+  expect(await left('.pack')).toHaveLength(1);
+  expect((await fs.readdir(cacheDir)).filter((name) => name.endsWith('.tmp') || name.endsWith('.held'))).toEqual([]);
 });
 
-test('a maker that fails fails its own clone only; the clone that waited makes its own pack', async () => {
+test('a maker that fails fails its own clone only; of the clones that waited, the next in line makes the pack for the others', async () => {
   const runs = path.join(root, 'runs-failed');
   const flag = path.join(root, 'failed-once');
   const command = standIn(runs, `printf pack; sleep 0.3; if [ ! -e ${flag} ]; then touch ${flag}; exit 1; fi`);
   const first = run(command, CLONE);
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  const second = run(command, CLONE);
+  await until(async () => (await runsIn(runs)) === 1);
+  const waiting = [run(command, CLONE), run(command, CLONE)];
   expect((await first.exited).code).not.toBe(0);
-  expect(await second.exited).toEqual({ code: 0, out: 'pack' });
+  expect(await Promise.all(waiting.map((clone) => clone.exited))).toEqual([
+    { code: 0, out: 'pack' },
+    { code: 0, out: 'pack' },
+  ]);
   expect(await runsIn(runs)).toBe(2);
   expect(await left('.tmp')).toEqual([]);
+});
+
+test('a pack is sent for five minutes after it was made; an older one is made again', async () => {
+  const runs = path.join(root, 'runs-aged');
+  const command = standIn(runs, 'printf pack');
+  expect(await run(command, CLONE).exited).toEqual({ code: 0, out: 'pack' });
+  expect(await run(command, CLONE).exited).toEqual({ code: 0, out: 'pack' });
+  expect(await runsIn(runs)).toBe(1);
+  const [pack] = await left('.pack');
+  const sixMinutesAgo = new Date(Date.now() - 6 * 60_000);
+  await fs.utimes(path.join(cacheDir, pack!), sixMinutesAgo, sixMinutesAgo);
+  expect(await run(command, CLONE).exited).toEqual({ code: 0, out: 'pack' });
+  expect(await runsIn(runs)).toBe(2);
+  expect(await left('.pack')).toEqual([pack]);
 });
 
 test('a fetch (objects after --not) is never cached', async () => {
