@@ -199,7 +199,12 @@ async function buildServices(config: Config, log: Logger, cleanups: Cleanups, { 
   events.onRecord(timelineListener());
   events.onRecord(timelineSweep());
   // Git hosting: Cairn's hooks (the ref fence among them), before anything can move a ref.
-  const hosting = await GitHosting.start(config.dataDir, await pushCertSeed(orm, webhookDelivery.box, config.dataDir), config.packCacheBytes, log);
+  const hosting = await GitHosting.start(
+    config.dataDir,
+    await pushCertSeed(orm, webhookDelivery.box, config.dataDir),
+    config.packCacheBytes,
+    log,
+  );
   const refs = new RefTransactions(orm, git, events, locks, log, hosting.hooksDir);
   const mergeability = new Mergeability(orm, git, log, metrics);
   // What a pull request's record in an event reads: its head's combined status, its base branch's rule.
