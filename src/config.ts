@@ -121,6 +121,16 @@ export function loadConfig(env: Env = process.env): Config {
     if (max && ms > max[0]) throw new ConfigError(name, `"${raw}" is longer than ${max[1]}`);
     return ms;
   };
+  /** A size of at least `min` (`[bytes, as written]`); `offByZero`: 0 is also taken, and turns the thing off. */
+  const size = (name: string, fallback: string, min: [bytes: number, text: string], offByZero = false): number => {
+    const raw = read(name) ?? fallback;
+    const bytes = parseSize(raw);
+    if (bytes === 0 && offByZero) return 0;
+    if (bytes === undefined || bytes < min[0]) {
+      throw new ConfigError(name, `"${raw}" is not a size of at least ${min[1]} (e.g. 1g, 256m${offByZero ? '; 0 turns it off' : ''})`);
+    }
+    return bytes;
+  };
 
   const portRaw = read('PORT') ?? '3000';
   const port = Number(portRaw);
@@ -202,11 +212,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('CAIRN_GIT_ANONYMOUS_READ', `"${anonRaw}" is not a boolean (true or false)`);
   }
 
-  const maxPushRaw = read('CAIRN_GIT_MAX_PUSH_SIZE') ?? '2g';
-  const gitMaxPushSize = parseSize(maxPushRaw);
-  if (gitMaxPushSize === undefined || gitMaxPushSize <= 0) {
-    throw new ConfigError('CAIRN_GIT_MAX_PUSH_SIZE', `"${maxPushRaw}" is not a size (e.g. 2g, 500m, 1048576)`);
-  }
+  const gitMaxPushSize = size('CAIRN_GIT_MAX_PUSH_SIZE', '2g', [1, '1 byte']);
 
   const count = (name: string, fallback: number): number => {
     const raw = read(name) ?? String(fallback);
@@ -223,11 +229,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('CAIRN_GIT_PACE_WINDOW', 'must be at least 1s (the pace of clients is sampled every second)');
   }
 
-  const memoryRaw = read('CAIRN_GIT_MEMORY_LIMIT') ?? '1g';
-  const gitMemoryBytes = parseSize(memoryRaw);
-  if (gitMemoryBytes === undefined || gitMemoryBytes < 64 * 1024 ** 2) {
-    throw new ConfigError('CAIRN_GIT_MEMORY_LIMIT', `"${memoryRaw}" is not a size of at least 64m (e.g. 1g, 512m)`);
-  }
+  const gitMemoryBytes = size('CAIRN_GIT_MEMORY_LIMIT', '1g', [64 * 1024 ** 2, '64m']);
   // Deadlines are timers: at most a day for a command (ten times that for long work), a week for a push.
   const gitBounds: GitBoundSettings = {
     timeoutMs: duration('CAIRN_GIT_TIMEOUT', '60s', [86_400_000, '1d']),
@@ -235,17 +237,8 @@ export function loadConfig(env: Env = process.env): Config {
     pushTimeoutMs: duration('CAIRN_GIT_PUSH_TIMEOUT', '10m', [7 * 86_400_000, '7d']),
   };
 
-  const packCacheRaw = read('CAIRN_PACK_CACHE') ?? '1g';
-  const packCacheBytes = parseSize(packCacheRaw);
-  if (packCacheBytes === undefined || (packCacheBytes !== 0 && packCacheBytes < 1024 ** 2)) {
-    throw new ConfigError('CAIRN_PACK_CACHE', `"${packCacheRaw}" is not 0 nor a size of at least 1m (e.g. 1g, 256m)`);
-  }
-
-  const webhookMemoryRaw = read('CAIRN_WEBHOOK_MEMORY') ?? '32m';
-  const webhookMemoryBytes = parseSize(webhookMemoryRaw);
-  if (webhookMemoryBytes === undefined || webhookMemoryBytes < 1024 ** 2) {
-    throw new ConfigError('CAIRN_WEBHOOK_MEMORY', `"${webhookMemoryRaw}" is not a size of at least 1m (e.g. 32m, 256m)`);
-  }
+  const packCacheBytes = size('CAIRN_PACK_CACHE', '1g', [1024 ** 2, '1m'], true);
+  const webhookMemoryBytes = size('CAIRN_WEBHOOK_MEMORY', '32m', [1024 ** 2, '1m']);
 
   const logLevel = (read('LOG_LEVEL') ?? 'info').toLowerCase() as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
