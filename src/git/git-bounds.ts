@@ -72,14 +72,10 @@ export function underKernelBounds(
   args: string[],
   packObjectsWrapper: readonly string[] = [],
 ): { command: string; args: string[] } {
-  const packObjects = [...(service === 'upload-pack' ? packObjectsWrapper : []), ...(prlimit ? ['prlimit', ...limits(), '--'] : [])];
-  const git = [
-    'git',
-    ...(service === 'upload-pack' && packObjects.length
-      ? ['-c', `uploadpack.packObjectsHook=${packObjects.map(shellQuoted).join(' ')}`]
-      : []),
-    ...args,
-  ];
+  // upload-pack's pack-objects: behind the wrapper, then the kernel's bound exactly.
+  const packObjects = service === 'upload-pack' ? [...packObjectsWrapper, ...(prlimit ? ['prlimit', ...limits(), '--'] : [])] : [];
+  const hook = packObjects.length ? ['-c', `uploadpack.packObjectsHook=${packObjects.map(shellQuoted).join(' ')}`] : [];
+  const git = ['git', ...hook, ...args];
   const bounded = prlimit ? ['prlimit', ...limits(service === 'upload-pack' ? DEFAULT_PACK_WINDOW_BYTES : 0), '--', ...git] : git;
   const [command, ...rest] = pdeathsig ? ['setpriv', '--pdeathsig', 'TERM', '--', ...bounded] : bounded;
   return { command: command!, args: rest };

@@ -250,9 +250,13 @@ export async function installHooks(dataDir: string, nonceSeed: string): Promise<
     [REF_GUARD_SCRIPT, REF_GUARD],
     [path.join(FENCE_DIR, 'reference-transaction'), REFERENCE_TRANSACTION],
   ] as const) {
-    const file = path.join(dir, name);
-    await fs.writeFile(`${file}.new`, script, { mode: 0o755 });
-    await fs.rename(`${file}.new`, file);
+    await installScript(path.join(dir, name), script);
   }
   return dir;
+}
+
+/** Writes an executable script whole under its name (a git running it meanwhile reads the old one or the new, never half). */
+export async function installScript(file: string, script: string): Promise<void> {
+  await fs.writeFile(`${file}.new`, script, { mode: 0o755 });
+  await fs.rename(`${file}.new`, file);
 }

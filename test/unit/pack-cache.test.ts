@@ -18,7 +18,8 @@ beforeAll(async () => {
   root = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-pack-cache-'));
   await fs.mkdir(path.join(root, 'hooks'));
   await fs.mkdir(path.join(root, 'objects')); // run in `root` as in a repository: its objects are what a pack is counted at
-  cache = (await installPackCache(root, path.join(root, 'hooks'), 1024 ** 3))!;
+  await fs.mkdir(path.join(root, 'packs'));
+  cache = (await installPackCache(path.join(root, 'packs'), path.join(root, 'hooks'), 1024 ** 3))!;
   cacheDir = cache[1]!;
 });
 afterAll(async () => {
@@ -144,7 +145,8 @@ test('packs being made count at their repository’s size: of two clones at once
   await fs.mkdir(path.join(small, 'hooks'), { recursive: true });
   await fs.mkdir(path.join(small, 'objects'));
   await fs.writeFile(path.join(small, 'objects', 'pack'), Buffer.alloc(600 * 1024, 1)); // 600 KiB of a 1 MiB budget
-  const smallCache = (await installPackCache(small, path.join(small, 'hooks'), 1024 ** 2))!;
+  await fs.mkdir(path.join(small, 'packs'));
+  const smallCache = (await installPackCache(path.join(small, 'packs'), path.join(small, 'hooks'), 1024 ** 2))!;
   const runs = path.join(root, 'runs-budget');
   const command = standIn(runs, 'sleep 0.3; printf pack');
   const clones = ['a', 'b'].map((id) => {

@@ -49,16 +49,16 @@ export class GitHosting {
   /** `nonceSeed`: the site's signed-push nonce seed (receive-settings.ts); `packCacheBytes`: CAIRN_PACK_CACHE. */
   static async start(dataDir: string, nonceSeed: string, packCacheBytes: number, log: Logger): Promise<GitHosting> {
     const hooksDir = await installHooks(dataDir, nonceSeed);
-    const packCache = await installPackCache(dataDir, hooksDir, packCacheBytes, log);
-    const reportsDir = path.join(dataDir, 'tmp', 'push-reports');
-    await fs.rm(reportsDir, { recursive: true, force: true }); // reports of pushes that died with the last process
-    await fs.mkdir(reportsDir, { recursive: true });
-    const requestsDir = path.join(dataDir, 'tmp', 'fetch-requests');
-    await fs.rm(requestsDir, { recursive: true, force: true }); // requests of fetches that died with the last process
-    await fs.mkdir(requestsDir, { recursive: true, mode: 0o700 });
-    const outputDir = path.join(dataDir, 'tmp', 'git-output');
-    await fs.rm(outputDir, { recursive: true, force: true }); // sockets of processes gone
-    await fs.mkdir(outputDir, { recursive: true, mode: 0o700 });
+    // Scratch of the last process: reports and requests of pushes and fetches that died with it,
+    // sockets of its gits, its cached packs (nothing waits on them now).
+    const scratch = (name: string) => freshScratchDir(dataDir, name);
+    const [reportsDir, requestsDir, outputDir, packCacheDir] = await Promise.all([
+      scratch('push-reports'),
+      scratch('fetch-requests'),
+      scratch('git-output'),
+      scratch('pack-cache'),
+    ]);
+    const packCache = await installPackCache(packCacheDir, hooksDir, packCacheBytes, log);
     const outputSockets = await OutputSockets.listen(outputDir).catch((error: unknown) => {
       log.warn({ err: error, dir: outputDir }, 'git output socket unavailable: packs go through pipes, at more CPU');
       return null;
@@ -104,4 +104,12 @@ export class GitHosting {
     if (!this.inFlight.size) return;
     await within(Promise.allSettled([...this.inFlight]), timeoutMs);
   }
+}
+
+/** A directory of the data dir's scratch space (`tmp/<name>`), only the service's user may enter, emptied of what the last process left. */
+async function freshScratchDir(dataDir: string, name: string): Promise<string> {
+  const dir = path.join(dataDir, 'tmp', name);
+  await fs.rm(dir, { recursive: true, force: true });
+  await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+  return dir;
 }

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../logger.js';
+import { installScript } from '../hooks.js';
 
 /** How long a cached pack is served after it was made. */
 const MAX_AGE_MINUTES = 5;
@@ -91,21 +91,17 @@ wait "$maker"
 const TOOLS_CHECK = 'command -v flock && command -v setsid && command -v sha256sum && tail --pid=1 -c 0 /dev/null';
 
 /**
- * Installs the pack cache for this process: the script in `hooksDir`, an empty cache directory in
- * `dataDir`'s scratch space. Returns the command that wraps `pack-objects` (git-bounds.ts), or null
- * when `budgetBytes` is 0 (CAIRN_PACK_CACHE=0: no cache) or the tools it needs are missing (said in the log).
+ * Installs the pack cache for this process: the script in `hooksDir`, the packs in `dir` (empty).
+ * Returns the command that wraps `pack-objects` (git-bounds.ts), or null when `budgetBytes` is 0
+ * (CAIRN_PACK_CACHE=0: no cache) or the tools it needs are missing (said in the log).
  */
-export async function installPackCache(dataDir: string, hooksDir: string, budgetBytes: number, log?: Logger): Promise<string[] | null> {
-  const dir = path.join(dataDir, 'tmp', 'pack-cache');
-  await fs.rm(dir, { recursive: true, force: true }); // packs of the last process: nothing waits on them
+export async function installPackCache(dir: string, hooksDir: string, budgetBytes: number, log?: Logger): Promise<string[] | null> {
   if (budgetBytes === 0) return null;
   if (spawnSync('sh', ['-c', TOOLS_CHECK], { stdio: 'ignore' }).status !== 0) {
     log?.warn('the pack cache is off: it needs flock and setsid (util-linux), sha256sum and GNU tail (coreutils)');
     return null;
   }
-  await fs.mkdir(dir, { recursive: true, mode: 0o700 });
   const script = path.join(hooksDir, 'cairn-pack-cache');
-  await fs.writeFile(`${script}.new`, PACK_CACHE, { mode: 0o755 });
-  await fs.rename(`${script}.new`, script);
+  await installScript(script, PACK_CACHE);
   return [script, dir, String(Math.floor(budgetBytes / 1024))];
 }
