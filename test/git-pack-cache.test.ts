@@ -1,7 +1,10 @@
 import { spawn } from 'node:child_process';
+import * as fsSync from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import isomorphicGit from 'isomorphic-git';
+import http from 'isomorphic-git/http/node';
 import { adminClient, createUser } from './support/client.js';
 import { GitSandbox, remoteUrl } from './support/git.js';
 import { eventually } from './support/receiver.js';
@@ -108,6 +111,27 @@ describe('clones share packs', () => {
     const after = await fs.stat(path.join(cacheDir(server), packs[0]!));
     expect({ ino: after.ino, mtime: after.mtimeMs }).toEqual({ ino: before.ino, mtime: before.mtimeMs });
     expect(await headOf(git.path('shared-later'))).toBe(await headOf(repo.work));
+  });
+
+  test('isomorphic-git, a client of its own, clones twice at once and again: all three whole, one pack made for them', async () => {
+    const repo = await repositoryOf(server, alice, 'isomorphic', 2);
+    const packsBefore = await cached(server, '.pack');
+    const clone = (name: string) =>
+      isomorphicGit.clone({
+        fs: fsSync,
+        http,
+        dir: git.path(name),
+        url: `${server.url}/alice/isomorphic.git`,
+        noCheckout: true,
+        onAuth: () => ({ username: 'alice', password: alice.token }),
+      });
+    await Promise.all([clone('isomorphic-a'), clone('isomorphic-b')]);
+    await clone('isomorphic-c');
+    for (const name of ['isomorphic-a', 'isomorphic-b', 'isomorphic-c']) {
+      expect(await isomorphicGit.resolveRef({ fs: fsSync, dir: git.path(name), ref: 'HEAD' })).toBe(await headOf(repo.work));
+      await git.git(['fsck', '--no-dangling', '--no-progress'], { cwd: git.path(name) }); // git's own reading of what it wrote
+    }
+    expect((await cached(server, '.pack')).length).toBe(packsBefore.length + 1);
   });
 
   test('a fetch is packed for its client alone; a clone of the repository’s new state gets a pack of its own', async () => {
