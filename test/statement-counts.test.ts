@@ -107,6 +107,35 @@ test('the REST list of pull requests, with their labels, assignees, reviewers, s
   expect(few).toBeLessThanOrEqual(10);
 });
 
+test('the REST list of issues, with their authors, labels and assignees, costs the same statements for 2 and for 12 of them: one for the page', async () => {
+  const issues = (await owner.post('/repos', { name: 'counted-issues' })).body.id as string;
+  expect((await owner.post(`/repos/${issues}/labels`, { name: 'counted', color: 'ff0000' })).status).toBe(201);
+  expect((await owner.put(`/repos/${issues}/collaborators/${reviewer.login}`, { permission: 'write' })).status).toBeLessThan(300);
+  for (let i = 0; i < 12; i++) {
+    const opened = await reviewer.post(`/repos/${issues}/issues`, { title: `issue ${i}`, body: `body ${i}` });
+    expect(opened.status).toBe(201);
+    expect((await owner.post(`/repos/${issues}/issues/${opened.body.number}/labels`, { labels: ['counted'] })).status).toBe(200);
+    expect((await owner.post(`/repos/${issues}/issues/${opened.body.number}/assignees`, { assignees: [owner.login] })).status).toBe(201);
+  }
+  const listed = async (query: string) => {
+    const res = await fetch(`${server.url}/repos/${issues}/issues?${query}`, { headers: { authorization: `Bearer ${owner.token}` } });
+    expect(res.status).toBe(200);
+    const page = (await res.json()) as { data: { number: number; user: { login: string }; labels: unknown[]; assignees: unknown[] }[] };
+    const limit = Number(new URLSearchParams(query).get('limit'));
+    expect(page.data.map((issue) => issue.number)).toEqual(Array.from({ length: limit }, (_, i) => 12 - i)); // newest first
+    expect(
+      page.data.every((issue) => issue.user.login === reviewer.login && issue.labels.length === 1 && issue.assignees.length === 1),
+    ).toBe(true);
+    return sqlCount(res);
+  };
+  // The repository (with its open count), the page, its labels, its assignees.
+  expect(await fewestOfThree(() => listed('limit=2'))).toBe(4);
+  expect(await fewestOfThree(() => listed('limit=12'))).toBe(4);
+  // Filtered, the total is counted: one statement more.
+  expect(await fewestOfThree(() => listed('limit=2&labels=counted'))).toBe(5);
+  expect(await fewestOfThree(() => listed('limit=12&labels=counted'))).toBe(5);
+});
+
 describe('requests making the same read at the same moment', () => {
   test('share one statement: a burst of reads of one repository has answers that sent none', async () => {
     const reader = await createUser(adminClient(server), 'burst-reader');
