@@ -202,6 +202,45 @@ describe('issues', () => {
     expect(users!.n).toBe(2);
   });
 
+  // A page of issues is read in one statement and mapped, in a mutation into the request's entity
+  // manager: the issues a field lists are the ones a later field changes and flushes.
+  test('one mutation lists issues between changes: the listed ones are those the next field edits', async () => {
+    const repo = (await owner.post('/repos', { name: 'listed-in-one-go' })).body.id;
+    expect((await reporter.post(`/repos/${repo}/issues`, { title: 'reported' })).status).toBe(201);
+    const list = 'issues(state: ALL) { totalCount nodes { number title state user { login } repositoryId } }';
+    const { data, error } = await urqlClient(server, owner.token)
+      .mutation(
+        `mutation($repo: ID!) { a: createIssue(input: { repositoryId: $repo, title: "mine" }) { number }
+          b: updateRepository(id: $repo, input: { description: "listed" }) { ${list} }
+          c: updateIssue(input: { repositoryId: $repo, number: 1, title: "reported, edited", state: CLOSED }) { number title user { login } }
+          d: updateRepository(id: $repo, input: { description: "listed again" }) { ${list} } }`,
+        { repo },
+      )
+      .toPromise();
+    expect(error).toBeUndefined();
+    const node = (number: number, title: string, state: string, login: string) => ({
+      number,
+      title,
+      state,
+      user: { login },
+      repositoryId: repo,
+    });
+    expect(data.b.issues).toEqual({
+      totalCount: 2,
+      nodes: [node(2, 'mine', 'OPEN', 'issues-owner'), node(1, 'reported', 'OPEN', 'issues-reporter')],
+    });
+    expect(data.c).toEqual({ number: 1, title: 'reported, edited', user: { login: 'issues-reporter' } });
+    expect(data.d.issues.nodes).toEqual([
+      node(2, 'mine', 'OPEN', 'issues-owner'),
+      node(1, 'reported, edited', 'CLOSED', 'issues-reporter'),
+    ]);
+    const listed = (await owner.get(`/repos/${repo}/issues?state=all`)).body.data;
+    expect(listed.map((issue: { number: number; title: string; state: string }) => [issue.number, issue.title, issue.state])).toEqual([
+      [2, 'mine', 'open'],
+      [1, 'reported, edited', 'closed'],
+    ]);
+  });
+
   test('deleting the repository deletes its issues', async () => {
     const repo = (await owner.post('/repos', { name: 'short-lived' })).body.id;
     await owner.post(`/repos/${repo}/issues`, { title: 'gone soon' });
