@@ -30,3 +30,21 @@ export function mapRow<T extends object>(em: EntityManager, entity: EntityClass<
   }
   return Object.assign(Object.create(meta.prototype) as T, data);
 }
+
+/**
+ * A row that carries one related row as JSON, read in the same statement (`to_jsonb(u) as
+ * owner_row`): the entity from the other columns and the related entity from that one, each mapped
+ * as `mapRow` maps it. The caller sets the relation to the related entity.
+ */
+export function mapRowAndRelated<T extends object, R extends object>(
+  em: EntityManager,
+  entity: EntityClass<T>,
+  related: EntityClass<R>,
+  row: Record<string, unknown>,
+  column: string,
+  untracked = false,
+): [T, R] {
+  const own: Record<string, unknown> = {};
+  for (const key in row) if (key !== column) own[key] = row[key];
+  return [mapRow(em, entity, own, untracked), mapRow(em, related, row[column] as Record<string, unknown>, untracked)];
+}

@@ -3,7 +3,7 @@ import { mayChangeAuthored, Permission, requireScope } from '../auth/permissions
 import { User } from '../auth/user.entity.js';
 import { fastRead } from '../db/fast-read.js';
 import { lockForUpdate } from '../db/lock-row.js';
-import { mapRow } from '../db/read-only.js';
+import { mapRow, mapRowAndRelated } from '../db/read-only.js';
 import { filterSql, type ConversationFilterArgs } from '../conversations/conversation-filter.js';
 import { DomainError, invalid, notFound, Problems } from '../errors/domain-error.js';
 import type { EventRecorder } from '../events/event-recorder.js';
@@ -50,7 +50,7 @@ export class Issues {
       counting,
       page.limit === 0
         ? Promise.resolve([])
-        : fastRead<Record<string, unknown> & { user_row: Record<string, unknown> }>(
+        : fastRead<Record<string, unknown>>(
             em,
             `select i.*, to_jsonb(u) as user_row
                from (select a.id, a.${column} ${from} order by ${order('a')} limit ? offset ?) as wanted
@@ -60,10 +60,10 @@ export class Issues {
             [...head, ...params, page.limit, page.offset],
           ),
     ]);
-    const issues = rows.map(({ user_row, ...issueRow }) => {
-      const issue = mapRow(em, Issue, issueRow);
+    const issues = rows.map((row) => {
+      const [issue, user] = mapRowAndRelated(em, Issue, User, row, 'user_row');
       issue.repository = repo;
-      issue.user = mapRow(em, User, user_row);
+      issue.user = user;
       return issue;
     });
     return connection(issues, counted[0]!.total, page);

@@ -4,7 +4,7 @@ import { commitSignature } from '../auth/commit-identity.js';
 import { authorize, Permission, readableRepositoriesCondition, requireScope } from '../auth/permissions.js';
 import { User } from '../auth/user.entity.js';
 import { fastRead } from '../db/fast-read.js';
-import { mapRow } from '../db/read-only.js';
+import { mapRowAndRelated } from '../db/read-only.js';
 import { lockForUpdate } from '../db/lock-row.js';
 import { conflict, invalid, notFound, Problems } from '../errors/domain-error.js';
 import type { Changes, NoFields } from '../events/event-map.js';
@@ -49,7 +49,7 @@ async function findRepositoryByName(em: EntityManager, owner: string, name: stri
 }
 
 async function loadRepository(em: EntityManager, condition: string, params: unknown[], untracked = false): Promise<Repository | null> {
-  const rows = await fastRead<Record<string, unknown> & { owner_row: Record<string, unknown> }>(
+  const rows = await fastRead<Record<string, unknown>>(
     em,
     `select r.*, c.open_issues as open_issues_count, c.open_pulls as open_pulls_count, to_jsonb(u) as owner_row
        from repositories r join users u on u.id = r.owner_id join repository_counters c on c.repository_id = r.id
@@ -58,10 +58,8 @@ async function loadRepository(em: EntityManager, condition: string, params: unkn
   );
   const row = rows[0];
   if (!row) return null;
-  const repositoryRow: Record<string, unknown> = {};
-  for (const column in row) if (column !== 'owner_row') repositoryRow[column] = row[column];
-  const repo = mapRow(em, Repository, repositoryRow, untracked);
-  repo.owner = mapRow(em, User, row.owner_row, untracked);
+  const [repo, owner] = mapRowAndRelated(em, Repository, User, row, 'owner_row', untracked);
+  repo.owner = owner;
   return repo;
 }
 
