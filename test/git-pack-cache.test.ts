@@ -6,7 +6,8 @@ import path from 'node:path';
 import isomorphicGit from 'isomorphic-git';
 import http from 'isomorphic-git/http/node';
 import { adminClient, createUser } from './support/client.js';
-import { GitSandbox, remoteUrl } from './support/git.js';
+import { remoteUrl } from './support/git.js';
+import { alice, git, gitHost, server } from './support/git-host.js';
 import { eventually } from './support/receiver.js';
 import { CairnServer, sleep } from './support/server.js';
 
@@ -17,17 +18,7 @@ import { CairnServer, sleep } from './support/server.js';
  * repository gets a pack of its own; a client hanging up while its pack is made stops the making
  * and fails nobody else; CAIRN_PACK_CACHE bounds it (and 0 turns it off).
  */
-let server: CairnServer;
-let git: GitSandbox;
-let alice: Awaited<ReturnType<typeof createUser>>;
-
-beforeAll(async () => {
-  [server, git] = await Promise.all([CairnServer.start(), GitSandbox.create()]);
-  alice = await createUser(adminClient(server), 'alice');
-});
-afterAll(async () => {
-  await Promise.all([server.destroy(), git.cleanup()]);
-});
+gitHost();
 
 const cacheDir = (of: CairnServer) => path.join(of.dataDir, 'tmp', 'pack-cache');
 const cached = async (of: CairnServer, suffix: string) =>

@@ -1,25 +1,14 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { adminClient, createUser } from './support/client.js';
-import { GitSandbox, remoteUrl } from './support/git.js';
-import { CairnServer } from './support/server.js';
+import { remoteUrl } from './support/git.js';
+import { alice, git, gitHost, server } from './support/git-host.js';
 
 /**
  * The advertisement (`info/refs`) and a v2 `ls-refs` are answered whole from git run by the launcher
  * when they are small, and streamed when they are not (more than 1 MiB of refs): either way every
  * ref is listed, and a malformed request is still refused with 400.
  */
-let server: CairnServer;
-let git: GitSandbox;
-let alice: Awaited<ReturnType<typeof createUser>>;
-
-beforeAll(async () => {
-  [server, git] = await Promise.all([CairnServer.start(), GitSandbox.create()]);
-  alice = await createUser(adminClient(server), 'alice');
-});
-afterAll(async () => {
-  await Promise.all([server.destroy(), git.cleanup()]);
-});
+gitHost();
 
 const pkt = (line: string) => (Buffer.byteLength(line) + 4).toString(16).padStart(4, '0') + line;
 const TAGS = 25_000; // some 1.6 MB of advertisement

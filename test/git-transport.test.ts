@@ -5,22 +5,13 @@ import net from 'node:net';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { adminClient, createUser } from './support/client.js';
-import { GitSandbox, remoteUrl } from './support/git.js';
+import { remoteUrl } from './support/git.js';
+import { alice, git, gitHost, server } from './support/git-host.js';
 import { metricValue } from './support/metrics.js';
 import { commandsOf } from './support/process-tree.js';
 import { CairnServer, makeDataDir, query, sleep } from './support/server.js';
 
-let server: CairnServer;
-let git: GitSandbox;
-let alice: Awaited<ReturnType<typeof createUser>>;
-
-beforeAll(async () => {
-  [server, git] = await Promise.all([CairnServer.start(), GitSandbox.create()]);
-  alice = await createUser(adminClient(server), 'alice');
-});
-afterAll(async () => {
-  await Promise.all([server.destroy(), git.cleanup()]);
-});
+gitHost();
 
 async function createRepo(name: string, extra: Record<string, unknown> = {}) {
   const res = await alice.post('/repos', { name, ...extra });
