@@ -4,9 +4,9 @@
  * facade depends on the core, never the other way round, so the process
  * entry lives here, on the outside.
  *
- * No compile cache (`module.enableCompileCache()`): it saved about 60 ms of a 0.75 s start, but
- * Node keeps every cached file it read in memory for the life of the process, 8 MB of a service
- * that idles at about 115 MB.
+ * No compile cache (`module.enableCompileCache()`): it took about 70 ms off a 0.8 s start, but
+ * Node keeps every cache file it read in memory for the life of the process, about 8 MB of a
+ * service that idles at about 112 MB (docs/development.md, memory).
  */
 import { runService } from '../src/run.js';
 
