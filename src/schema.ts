@@ -5,12 +5,14 @@ import { buildSchema } from 'type-graphql';
 import { RESOLVERS } from './capabilities.js';
 import { freshLoadsPerMutation } from './graphql/batch-loader.js';
 import { refuseAfterTokenEnds } from './graphql/ended-tokens.js';
+import { resolvePlainFieldsByReading } from './graphql/plain-fields.js';
 import { guardTextArguments } from './graphql/text-arguments.js';
 
 let built: Promise<GraphQLSchema> | undefined;
 
 /** The one schema, shared by Apollo (/graphql) and the REST facade. */
 export function getSchema(): Promise<GraphQLSchema> {
+  if (!built) resolvePlainFieldsByReading();
   built ??= buildSchema({
     resolvers: [...RESOLVERS],
     scalarsMap: [{ type: Date, scalar: GraphQLDateTime }],

@@ -7,9 +7,7 @@ import type { CombinedState, LatestStatus, StatusState } from './combined-status
 
 /**
  * GraphQL types of commit statuses: the records are plain objects read with SQL (combined-status.ts,
- * commit-status.service.ts). Their fields are plain properties (`simpleResolvers`): without it
- * type-graphql gives each field a resolver of its own, which the executor then calls for every field
- * of every status — a combined status of 50 contexts made some 500 such calls.
+ * commit-status.service.ts), their fields plain properties (src/graphql/plain-fields.ts).
  */
 
 /** The GraphQL enums as plain objects: their values are the states as stored (`pending`, …), which REST shows. */
@@ -24,7 +22,6 @@ registerEnumType(CombinedStatusState, {
 
 @ObjectType('CommitStatus', {
   description: 'A state a CI system (or anyone with write access) reported for a commit, under a context.',
-  simpleResolvers: true,
 })
 export class CommitStatusRecord implements LatestStatus {
   @Field(() => ID)
@@ -56,7 +53,7 @@ export class CommitStatusRecord implements LatestStatus {
  * The repository a combined status belongs to, as a name and nothing to read through: a CI token
  * (`repo:status`) sees statuses of a private repository, never its code, issues or pull requests.
  */
-@ObjectType('StatusRepository', { simpleResolvers: true })
+@ObjectType('StatusRepository')
 export class StatusRepository {
   @Field(() => ID)
   id!: string;
@@ -90,7 +87,6 @@ export class StatusRepository {
 
 @ObjectType('CombinedStatus', {
   description: 'The latest status of each context of a commit, and the state they combine to.',
-  simpleResolvers: true,
 })
 export class CombinedStatusRecord {
   @Field()

@@ -4,13 +4,9 @@ import { Actor } from '../../auth/user.entity.js';
 import type { ActorRef } from '../../events/payloads.js';
 import { ConnectionType } from '../../graphql/pagination.js';
 
-/**
- * A comment as clients see it, a plain object read with SQL. Its fields are plain properties
- * (`simpleResolvers`), so a page of comments costs no resolver call per field.
- */
+/** A comment as clients see it, a plain object read with SQL. */
 @ObjectType('IssueComment', {
   description: 'A comment in the conversation of an issue or a pull request (a pull request is an issue too).',
-  simpleResolvers: true,
 })
 export class CommentRecord {
   @Field(() => ID)

@@ -1,0 +1,27 @@
+import { getMetadataStorage } from 'type-graphql';
+
+/**
+ * Makes every field that only reads a property of its object resolve the way graphql's default
+ * resolver does, with no resolver of its own. Without this, type-graphql gives each such field a
+ * resolver (a closure that builds a `{ root, args, context, info }` record and returns
+ * `root[name]`), and the executor calls it for every field of every object — for a REST list of 30
+ * issues, hundreds of calls, each with its own resolve-info object. With no resolver, graphql-jit reads the
+ * property inline.
+ *
+ * A field keeps its resolver when something has to run around the read: a middleware or an
+ * authorization rule on it (or on its class), or a GraphQL name other than the property's. Fields
+ * computed by a `@FieldResolver` are not touched (type-graphql uses that resolver first).
+ * A field can still ask for its own resolver with `@Field({ simple: false })`. Must run before
+ * `buildSchema`.
+ */
+export function resolvePlainFieldsByReading(): void {
+  const storage = getMetadataStorage();
+  const guardedClasses = new Set<unknown>([...storage.resolverMiddlewares, ...storage.authorizedResolver].map((each) => each.target));
+  const guardedFields = [...storage.middlewares, ...storage.authorizedFields];
+  const guarded = (target: unknown, name: string) =>
+    guardedClasses.has(target) || guardedFields.some((each) => each.target === target && each.fieldName === name);
+  for (const field of storage.fields) {
+    if (field.simple !== undefined || field.name !== field.schemaName || guarded(field.target, field.name)) continue;
+    field.simple = true;
+  }
+}
