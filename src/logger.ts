@@ -17,7 +17,7 @@ export function createLogger(level: LogLevel): Logger {
     {
       level,
       base: { service: 'cairn' },
-      timestamp: pino.stdTimeFunctions.isoTime,
+      timestamp: isoTime,
       redact: {
         paths: ['token', 'secret', 'password', '*.token', '*.secret', '*.password', 'headers.authorization'],
         censor: '[redacted]',
@@ -44,4 +44,20 @@ export function throttledLog(everyMs: number): (log: Logger | null, level: 'warn
     lastAt = now;
     unlogged = 0;
   };
+}
+
+let lastMs = -1;
+let lastTime = '';
+
+/**
+ * pino's `isoTime` (`,"time":"2026-…Z"`), formatted once per millisecond: a busy service writes
+ * several lines in the same millisecond, and formatting a date was a fifth of a line's cost.
+ */
+export function isoTime(): string {
+  const now = Date.now();
+  if (now !== lastMs) {
+    lastMs = now;
+    lastTime = `,"time":"${new Date(now).toISOString()}"`;
+  }
+  return lastTime;
 }

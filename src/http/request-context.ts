@@ -4,6 +4,7 @@ import type { Principal } from '../principal.js';
 import type { Logger } from '../logger.js';
 import type { Metrics, Surface } from './metrics.js';
 import { countingStatements, type StatementTally } from '../db/statement-count.js';
+import { accessLog } from './access-log.js';
 
 /** What the HTTP layer attaches to a response while a request is handled. */
 export interface RequestLocals {
@@ -21,14 +22,10 @@ export function locals(res: Response): RequestLocals {
  * and counts the request when it finishes. Only the
  * method, path and status are logged: never headers, bodies or query strings.
  *
- * Its lines are written without the logger's redaction, which pino applies by copying every field
- * of every line (its wildcard paths match any key): a few microseconds a request. Redaction matches
- * key names, and this line's keys are fixed here — requestId, method, path, status, ms, sql — none
- * of them a secret's name; their values (the id and path a client chose among them) are what
- * redaction would leave anyway.
+ * Its lines are written as text (access-log.ts), as pino would write them.
  */
-export function requestTracking(parent: Logger, metrics: Metrics) {
-  const log = parent.child({}, { redact: [] });
+export function requestTracking(log: Logger, metrics: Metrics) {
+  const logRequest = accessLog(log);
   return (req: Request, res: Response, next: NextFunction) => {
     const incoming = req.get('x-request-id');
     const requestId = incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
@@ -43,10 +40,7 @@ export function requestTracking(parent: Logger, metrics: Metrics) {
       const surface = surfaceOf(path);
       metrics.httpRequests.inc({ surface, method: req.method, status: String(res.statusCode) });
       metrics.httpDuration.observe({ surface }, seconds);
-      log.info(
-        { requestId, method: req.method, path, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10, sql: sql.count },
-        'request',
-      );
+      logRequest({ requestId, method: req.method, path, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10, sql: sql.count });
     });
     countingStatements(sql, next);
   };
