@@ -142,6 +142,16 @@ describe('resultShape and toRest: a GraphQL result in REST', () => {
   test('null objects and enums stay null; fields absent from the result stay absent', () => {
     expect(toRest({ repo: null }, shape)).toEqual({ repo: null });
     expect(toRest({ repo: { id: 'r', state: null, theOwner: null } }, shape)).toEqual({ repo: { id: 'r', state: null, the_owner: null } });
+    // Absent, not present as undefined: a route's own code may look at the keys.
+    expect(Object.keys((toRest({ repo: { id: 'r', state: null } }, shape) as { repo: object }).repo)).toEqual(['id', 'state']);
+  });
+
+  test('a Date leaf becomes the text JSON.stringify would write', () => {
+    const at = new Date('2024-01-02T03:04:05.678Z');
+    const data = { repo: { id: 'r', issues: [{ number: 1, state: 'OPEN', createdAt: at, author: null }] } };
+    expect(toRest(data, shape)).toEqual({
+      repo: { id: 'r', issues: [{ number: 1, state: 'open', created_at: '2024-01-02T03:04:05.678Z', author: null }] },
+    });
   });
 
   test('keys the operation did not select are not passed through', () => {
