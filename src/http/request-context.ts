@@ -38,8 +38,7 @@ export function requestTracking(log: Logger, metrics: Metrics) {
     res.on('finish', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const surface = surfaceOf(path);
-      metrics.httpRequests.inc({ surface, method: req.method, status: String(res.statusCode) });
-      metrics.httpDuration.observe({ surface }, seconds);
+      metrics.request(surface, req.method, res.statusCode, seconds);
       logRequest({ requestId, method: req.method, path, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10, sql: sql.count });
     });
     countingStatements(sql, next);
