@@ -15,6 +15,7 @@ export interface ConversationPart {
 /**
  * The rows of `part` of one issue or pull request as a field of a listed item: those of a whole
  * page load together, in one statement, once its resolvers have all asked (`scope`: the request's context).
+ * The rows may be shared with other requests reading the same: map them, never change them.
  */
 export function rowsOfConversation<R extends { repository_id: string; number: number }>(
   scope: object,
@@ -39,7 +40,13 @@ const keyOf = (repositoryId: string, number: number) => JSON.stringify([reposito
 function loaderOf<R extends { repository_id: string; number: number }>(scope: object, part: ConversationPart, em: EntityManager) {
   return batchLoader<string, R[]>(scope, part.name, async (keys) => {
     const wanted = keys.map((key) => JSON.parse(key) as [string, number]);
-    const rows = await fastRead<R>(em, part.sql, [JSON.stringify(wanted.map(([repository_id, n]) => ({ repository_id, number: n })))]);
+    // Only read: each part's reader maps its rows into objects of its own (label.reads.ts, assignee.reads.ts).
+    const rows = await fastRead<R>(
+      em,
+      part.sql,
+      [JSON.stringify(wanted.map(([repository_id, n]) => ({ repository_id, number: n })))],
+      true,
+    );
     return groupedBy(keys, rows, (row) => keyOf(row.repository_id, row.number));
   });
 }

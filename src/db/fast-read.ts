@@ -20,16 +20,17 @@ import { readKey, SameTurnReads } from './same-turn-reads.js';
  * PostgreSQL's `?` jsonb operators. Each distinct text is prepared on every connection that runs
  * it, so the texts must be a fixed set (never built from values). Rows come back as pg gives
  * them: columns by name, timestamps as Dates, json parsed, int8 as strings. Each caller's rows are
- * its own.
+ * its own, unless it passes `onlyReads`: a promise to change neither the rows nor anything in them,
+ * which lets callers making it share one set of rows (same-turn-reads.ts).
  */
-export async function fastRead<T extends object>(em: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
+export async function fastRead<T extends object>(em: EntityManager, sql: string, params: unknown[], onlyReads = false): Promise<T[]> {
   if (em.isInTransaction()) return em.execute<T[]>(sql, params);
   const send = () => runPrepared<T>(em, 'read', sql, params);
   const key = readKey(sql, params);
   if (key === null) return send();
   let reads = sameTurn.get(em.config);
   if (!reads) sameTurn.set(em.config, (reads = new SameTurnReads()));
-  return reads.ask(key, send);
+  return reads.ask(key, send, onlyReads);
 }
 
 /** The reads waiting for the next turn, per database (an ORM's configuration, as its connections are). */

@@ -9,16 +9,21 @@ import { klona } from 'klona';
  * its way, its snapshot older than the asker's request).
  *
  * The first asker takes the rows; the others copies, made before any asker's code runs, so none
- * sees another's changes to them. The cost: a read leaves one turn of the loop later than it
+ * sees another's changes to them — except askers that promise only to read them, who may share
+ * them (`answerAll`). The cost: a read leaves one turn of the loop later than it
  * would alone (the driver batches its writes on a turn of its own).
  */
 export class SameTurnReads {
   private readonly waiting = new Map<string, Array<Asker<object>>>();
 
-  /** The rows of `send()`, or of the identical read (same `key`) already asked for in this turn. */
-  ask<T extends object>(key: string, send: () => Promise<T[]>): Promise<T[]> {
+  /**
+   * The rows of `send()`, or of the identical read (same `key`) already asked for in this turn.
+   * `onlyReads`: the asker promises to change neither the rows nor anything in them (it maps them
+   * into objects of its own), so askers making that promise may all be given the same rows.
+   */
+  ask<T extends object>(key: string, send: () => Promise<T[]>, onlyReads = false): Promise<T[]> {
     return new Promise<T[]>((resolve, reject) => {
-      const asker: Asker<T> = { resolve, reject };
+      const asker: Asker<T> = { resolve, reject, onlyReads };
       const waiting = this.waiting.get(key) as Array<Asker<T>> | undefined;
       if (waiting) {
         waiting.push(asker);
@@ -29,7 +34,7 @@ export class SameTurnReads {
       setImmediate(() => {
         this.waiting.delete(key);
         send().then(
-          (rows) => askers.forEach((each, i) => answer(each, rows, i > 0)),
+          (rows) => answerAll(askers, rows),
           (error: unknown) => askers.forEach((each) => each.reject(error)),
         );
       });
@@ -40,6 +45,31 @@ export class SameTurnReads {
 interface Asker<T> {
   resolve(rows: T[]): void;
   reject(error: unknown): void;
+  onlyReads: boolean;
+}
+
+/**
+ * The rows themselves go to the first asker that may change them, and every other such asker gets a
+ * copy of its own. The askers that only read share the rows when no asker may change them, or else
+ * one copy among them (the rows' taker may change them before they look).
+ */
+function answerAll<T>(askers: Array<Asker<T>>, rows: T[]): void {
+  let taken = false;
+  for (const each of askers) {
+    if (each.onlyReads) continue;
+    answer(each, rows, taken);
+    taken = true;
+  }
+  const readers = askers.filter((each) => each.onlyReads);
+  if (readers.length === 0) return;
+  let shared = rows;
+  try {
+    if (taken) shared = klona(rows);
+  } catch (error) {
+    for (const each of readers) each.reject(error);
+    return;
+  }
+  for (const each of readers) each.resolve(shared);
 }
 
 /**

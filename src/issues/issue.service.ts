@@ -45,7 +45,7 @@ export class Issues {
     const counting =
       state === IssueStateFilter.OPEN && !where
         ? Promise.resolve([{ total: repo.openIssuesCount }])
-        : fastRead<{ total: number }>(em, `select count(*)::int as total ${from}`, [...head, ...params]);
+        : fastRead<{ total: number }>(em, `select count(*)::int as total ${from}`, [...head, ...params], true);
     const [counted, rows] = await Promise.all([
       counting,
       page.limit === 0
@@ -58,6 +58,7 @@ export class Issues {
                join users u on u.id = i.user_id
               order by ${order('wanted')}`,
             [...head, ...params, page.limit, page.offset],
+            true, // only mapped into entities of this request's own, as the repository read (repository.service.ts)
           ),
     ]);
     const issues = rows.map((row) => {

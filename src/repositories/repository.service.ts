@@ -55,6 +55,9 @@ async function loadRepository(em: EntityManager, condition: string, params: unkn
        from repositories r join users u on u.id = r.owner_id join repository_counters c on c.repository_id = r.id
       where ${condition}`,
     params,
+    // Only read: mapped into entities of this request's own. Its values are text, numbers, booleans
+    // and Dates (shared as they are: nothing here changes a Date in place).
+    true,
   );
   const row = rows[0];
   if (!row) return null;

@@ -56,6 +56,23 @@ test("each asker's rows are its own: a change one makes, nested or not, is not a
   expect(two![0]).toEqual({ sent: 1, when: new Date(0), tags: ['a'] });
 });
 
+test('askers that only read share the rows when none may change them, else one copy among them', async () => {
+  const reads = new SameTurnReads();
+  const read = counted();
+  const [a, b] = await Promise.all([reads.ask('k', read.send, true), reads.ask('k', read.send, true)]);
+  expect(a).toBe(b); // no copy: neither changes them
+
+  const mixed = new SameTurnReads();
+  const asked = [mixed.ask('k', read.send, true), mixed.ask('k', read.send), mixed.ask('k', read.send, true), mixed.ask('k', read.send)];
+  const [reader1, taker, reader2, other] = await Promise.all(asked);
+  expect(reader1).toBe(reader2);
+  expect(reader1).not.toBe(taker); // the taker may change its rows: the readers look at a copy made before it runs
+  expect(other).not.toBe(taker);
+  taker![0]!.tags.push('changed');
+  expect(reader1![0]!.tags).toEqual(['a']);
+  expect(other![0]!.tags).toEqual(['a']);
+});
+
 test("a copy keeps a JSON `__proto__` key as a key, as JSON.parse made it, not as the copy's prototype", async () => {
   const reads = new SameTurnReads();
   const parsed = async () => [{ payload: JSON.parse('{"__proto__": {"admin": true}, "name": "x"}') as Record<string, unknown> }];
