@@ -431,6 +431,18 @@ test('GraphQL: combinedStatusVersion holds while the combined status does, and c
   const hidden = await PullRepo.create(server, sandbox, owner, 'statuses-hidden', undefined, { private: true });
   const refused = await stranger.graphql('query($id: ID!) { combinedStatusVersion(repositoryId: $id, ref: "main") }', { id: hidden.id });
   expect(refused.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+  // A full sha's version is read beside the permission check: refused all the same, and unchanged by
+  // statuses the stranger cannot see; nor does an unknown repository answer otherwise.
+  const hiddenMain = (await hidden.run(['rev-parse', 'main'])).trim();
+  expect((await owner.post(`/repos/${hidden.id}/statuses/${hiddenMain}`, { state: 'success' })).status).toBe(201);
+  const bySha = (id: string, as: Client = stranger) =>
+    as.graphql('query($id: ID!, $ref: String!) { combinedStatusVersion(repositoryId: $id, ref: $ref) }', { id, ref: hiddenMain });
+  for (const answer of [await bySha(hidden.id), await bySha('repo_00000000000000000000000000')]) {
+    expect(answer.data ?? null).toBeNull();
+    expect(answer.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+  }
+  const own = await bySha(hidden.id, owner);
+  expect((own.data as { combinedStatusVersion: string }).combinedStatusVersion).toMatch(/^[\w-]{10,}$/);
   const unknown = await reader.graphql('query($id: ID!) { combinedStatusVersion(repositoryId: $id, ref: "no-such-branch") }', {
     id: repo.id,
   });

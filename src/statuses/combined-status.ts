@@ -98,6 +98,7 @@ export async function combinedVersion(
               where c.repository_id = r.id and c.sha = ?) as latest
        from repositories r where r.id = ?`,
     [sha, repositoryId],
+    true, // only read: two strings, hashed below
   );
   if (!row) throw notFound('repository');
   const digest = hash('sha1', `${repositoryId} ${sha} ${row.row_version} ${row.latest ?? ''}`, 'base64url');

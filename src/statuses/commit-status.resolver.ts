@@ -69,8 +69,7 @@ export class CommitStatusResolver {
     @Arg('ref', () => String) ref: string,
     @Ctx() ctx: Context,
   ): Promise<string> {
-    const repo = await ctx.services.statuses.readable(ctx.em, ctx.viewer, repositoryId);
-    return ctx.services.statuses.combinedVersion(ctx.em, repo, ref);
+    return ctx.services.statuses.combinedVersion(ctx.em, ctx.viewer, repositoryId, ref);
   }
 }
 

@@ -69,12 +69,18 @@ export class CommitStatuses {
   }
 
   /**
-   * The version of what `combined` answers for `ref` (combined-status.ts): one small read, so a
-   * caller that keeps answers by it asks it first, and makes the answer only for a version it has
-   * not kept.
+   * The version of what `combined` answers for `ref` (combined-status.ts), if the viewer may read the
+   * repository's statuses: one small read, so a caller that keeps answers by it asks it first, and
+   * makes the answer only for a version it has not kept. A full sha's version needs nothing of the
+   * repository but its id, so it is read while the permission check runs (a CI system's poll waits
+   * for one round trip to the database, not two), and used only once that check has passed.
    */
-  async combinedVersion(em: EntityManager, repo: Repository, ref: string): Promise<string> {
-    const read = (sha: string) => combinedVersion(em, repo.id, sha);
+  async combinedVersion(em: EntityManager, viewer: Principal, repositoryId: string, ref: string): Promise<string> {
+    const lower = ref.toLowerCase();
+    const early = FULL_SHA.test(lower) ? combinedVersion(em, repositoryId, lower) : null;
+    early?.catch(() => undefined); // a refused check leaves it unread; its failure is seen below otherwise
+    const repo = await this.readable(em, viewer, repositoryId);
+    const read = (sha: string) => (early && sha === lower ? early : combinedVersion(em, repo.id, sha));
     return (await this.ofCommit(em, repo, ref, read, (known) => known.hasStatuses)).version;
   }
 
