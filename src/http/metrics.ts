@@ -155,26 +155,4 @@ export class Metrics {
     zeroCounter(this.mergeabilityChecks, { outcome: MERGEABILITY_OUTCOMES });
     zeroCounter(this.rateLimitRefusals, { resource: RATE_LIMIT_BUDGETS });
   }
-
-  /** The series of each surface, method and status, as prom-client's children (see `request`). */
-  private readonly requestSeries = new Map<string, { count: Counter.Internal; duration: Histogram.Internal<'surface'> }>();
-
-  /**
-   * Counts a finished HTTP request and its duration. The series are looked up by one string here
-   * rather than by prom-client from a labels object, which sorts and joins the labels each time:
-   * once per request, a per cent of a small REST read. Methods are those Node parses, so the series are few.
-   */
-  request(surface: Surface, method: string, status: number, seconds: number): void {
-    const key = `${surface} ${method} ${status}`;
-    let series = this.requestSeries.get(key);
-    if (!series) {
-      series = {
-        count: this.httpRequests.labels({ surface, method, status: String(status) }),
-        duration: this.httpDuration.labels({ surface }),
-      };
-      this.requestSeries.set(key, series);
-    }
-    series.count.inc();
-    series.duration.observe(seconds);
-  }
 }

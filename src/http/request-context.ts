@@ -38,7 +38,8 @@ export function requestTracking(log: Logger, metrics: Metrics) {
     res.on('finish', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const surface = surfaceOf(path);
-      metrics.request(surface, req.method, res.statusCode, seconds);
+      metrics.httpRequests.inc({ surface, method: req.method, status: String(res.statusCode) });
+      metrics.httpDuration.observe({ surface }, seconds);
       logRequest({ requestId, method: req.method, path, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10, sql: sql.count });
     });
     countingStatements(sql, next);
