@@ -1,4 +1,4 @@
-import { getMetadataStorage } from 'type-graphql';
+import { getMetadataStorage, type BuildSchemaOptions } from 'type-graphql';
 
 /**
  * Makes every field that only reads a property of its object resolve the way graphql's default
@@ -9,14 +9,21 @@ import { getMetadataStorage } from 'type-graphql';
  * property inline.
  *
  * A field keeps its resolver when something has to run around the read: a middleware or an
- * authorization rule on it (or on its class), or a GraphQL name other than the property's. Fields
+ * authorization rule on it (or on its class, or global to the schema), or a GraphQL name other than
+ * the property's; so do the fields of a class declared `simpleResolvers: false`. Fields
  * computed by a `@FieldResolver` are not touched (type-graphql uses that resolver first).
  * A field can still ask for its own resolver with `@Field({ simple: false })`. Must run before
  * `buildSchema`.
  */
-export function resolvePlainFieldsByReading(): void {
+export function resolvePlainFieldsByReading(options: Pick<BuildSchemaOptions, 'globalMiddlewares' | 'authChecker'>): void {
+  // Global middlewares and an auth checker run inside every field's resolver: with either, none is plain.
+  if (options.globalMiddlewares?.length || options.authChecker) return;
   const storage = getMetadataStorage();
-  const guardedClasses = new Set<unknown>([...storage.resolverMiddlewares, ...storage.authorizedResolver].map((each) => each.target));
+  const guardedClasses = new Set<unknown>([
+    ...[...storage.resolverMiddlewares, ...storage.authorizedResolver].map((each) => each.target),
+    // A class that asked for resolvers (`simpleResolvers: false`) keeps them.
+    ...storage.objectTypes.filter((type) => type.simpleResolvers === false).map((type) => type.target),
+  ]);
   const guardedFields = [...storage.middlewares, ...storage.authorizedFields];
   const guarded = (target: unknown, name: string) =>
     guardedClasses.has(target) || guardedFields.some((each) => each.target === target && each.fieldName === name);

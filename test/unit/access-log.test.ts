@@ -16,13 +16,13 @@ function capturing(level = 'info') {
   return { log, lines };
 }
 
-const lines: AccessLine[] = [
+const entries: AccessLine[] = [
   { requestId: 'e3f6c8ec-78d2-4fe1-96c2-bf1d1bf158d6', method: 'GET', path: '/repos/repo_01', status: 200, ms: 1.1, sql: 0 },
   // What a client chooses: quotes, backslashes, control characters and non-ASCII in the path and id.
   { requestId: 'a"b\\c', method: 'PATCH', path: '/repos/%22x\u0001/é\u2028✓', status: 404, ms: 12.3, sql: 4 },
 ];
 
-test.each(lines)('the access line is the line pino writes for the same fields', (line) => {
+test.each(entries)('the access line is the line pino writes for the same fields', (line) => {
   const written = capturing();
   accessLog(written.log)(line);
   const byPino = capturing();
@@ -37,6 +37,20 @@ test.each(lines)('the access line is the line pino writes for the same fields', 
 
 test('no line when the level is above info', () => {
   const quiet = capturing('warn');
-  accessLog(quiet.log)(lines[0]!);
+  accessLog(quiet.log)(entries[0]!);
   expect(quiet.lines).toEqual([]);
+});
+
+test('a destination that routes lines by level gets them through pino, with their level', () => {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  const log = pino({ base: { service: 'cairn' }, timestamp: isoTime }, pino.multistream([{ level: 'info', stream: sink }]));
+  accessLog(log)(entries[0]!);
+  expect(lines).toHaveLength(1);
+  expect(JSON.parse(lines[0]!)).toMatchObject({ ...entries[0], msg: 'request', level: 30 });
 });
