@@ -14,6 +14,12 @@ import { getMetadataStorage, type BuildSchemaOptions } from 'type-graphql';
  * computed by a `@FieldResolver` are not touched (type-graphql uses that resolver first).
  * A field can still ask for its own resolver with `@Field({ simple: false })`. Must run before
  * `buildSchema`.
+ *
+ * A getter declared a field (`@Field() get repositoryId()`) is read the same way: reading the
+ * property runs the getter. type-graphql would give it a resolver that first copies a root that is
+ * not an instance of the class into a new instance; every object these fields are read from is an
+ * instance (an entity MikroORM or `mapRow` made), so that copy never happens and the resolver only
+ * costs a call per object.
  */
 export function resolvePlainFieldsByReading(options: Pick<BuildSchemaOptions, 'globalMiddlewares' | 'authChecker'>): void {
   // Global middlewares and an auth checker run inside every field's resolver: with either, none is plain.
@@ -30,5 +36,14 @@ export function resolvePlainFieldsByReading(options: Pick<BuildSchemaOptions, 'g
   for (const field of storage.fields) {
     if (field.simple !== undefined || field.name !== field.schemaName || guarded(field.target, field.name)) continue;
     field.simple = true;
+    const getter = storage.fieldResolvers.findIndex(
+      (each) =>
+        each.kind === 'internal' && each.target === field.target && each.methodName === field.name && isGetter(field.target, field.name),
+    );
+    if (getter >= 0) storage.fieldResolvers.splice(getter, 1);
   }
+}
+
+function isGetter(target: Function, name: string): boolean {
+  return typeof Object.getOwnPropertyDescriptor(target.prototype, name)?.get === 'function';
 }
