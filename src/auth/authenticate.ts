@@ -60,12 +60,13 @@ export class TokenAuthenticator {
   }
 
   /** Accepts `Bearer <token>` (any case for the scheme). */
-  async fromAuthorizationHeader(header: string | undefined): Promise<Principal | null> {
+  fromAuthorizationHeader(header: string | undefined): Principal | null | Promise<Principal | null> {
     const match = header ? /^Bearer +(\S+) *$/i.exec(header) : null;
     return match ? this.fromToken(match[1]!) : null;
   }
 
-  async fromToken(token: string): Promise<Principal | null> {
+  /** A token verified within TOKEN_CACHE_MS is answered at once, with no promise to wait on. */
+  fromToken(token: string): Principal | null | Promise<Principal | null> {
     if (!plausibleToken(token)) return null;
     const hash = hashToken(token);
     const now = Date.now();
@@ -73,6 +74,10 @@ export class TokenAuthenticator {
     if (cached && now - cached.verifiedAt < TOKEN_CACHE_MS) {
       return cached.expiresAt !== null && cached.expiresAt <= now ? null : cached.principal;
     }
+    return this.verify(hash, now);
+  }
+
+  private async verify(hash: string, now: number): Promise<Principal | null> {
     const principal = await this.lookUp(hash, now);
     if (principal) {
       if (this.cache.size >= TOKEN_CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);

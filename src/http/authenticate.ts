@@ -3,8 +3,11 @@ import { DomainError } from '../errors/domain-error.js';
 import type { Principal } from '../principal.js';
 import { locals } from './request-context.js';
 
-/** Turns an `Authorization` header into the caller, or null when it names no valid token. */
-export type Authenticate = (header: string) => Promise<Principal | null>;
+/**
+ * Turns an `Authorization` header into the caller, or null when it names no valid token: at once
+ * for a token verified moments ago, else once the database answers.
+ */
+export type Authenticate = (header: string) => Principal | null | Promise<Principal | null>;
 
 /**
  * Every REST and GraphQL request needs a valid token. Without one the
@@ -12,16 +15,20 @@ export type Authenticate = (header: string) => Promise<Principal | null>;
  * `WWW-Authenticate: Bearer`.
  */
 export function requireToken(authenticate: Authenticate, send: (res: Response, error: DomainError) => void) {
-  return async (req: Request, res: Response, next: NextFunction) => {
+  return (req: Request, res: Response, next: NextFunction) => {
     const header = req.get('authorization');
-    const viewer = header ? await authenticate(header) : null;
-    if (!viewer) {
-      res.setHeader('WWW-Authenticate', 'Bearer realm="Cairn"');
-      send(res, new DomainError('UNAUTHENTICATED', refusal(header)));
-      return;
-    }
-    locals(res).viewer = viewer;
-    next();
+    const admit = (viewer: Principal | null) => {
+      if (!viewer) {
+        res.setHeader('WWW-Authenticate', 'Bearer realm="Cairn"');
+        send(res, new DomainError('UNAUTHENTICATED', refusal(header)));
+        return;
+      }
+      locals(res).viewer = viewer;
+      next();
+    };
+    const viewer = header ? authenticate(header) : null;
+    // A promise is returned to Express, which passes its failure on as an error.
+    return viewer instanceof Promise ? viewer.then(admit) : admit(viewer);
   };
 }
 

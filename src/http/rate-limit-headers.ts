@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { DomainError } from '../errors/domain-error.js';
-import type { Quota } from '../ratelimit/rate-limiter.js';
+import type { Charge, Quota } from '../ratelimit/rate-limiter.js';
 import { rateLimitHeaders, refusal } from '../ratelimit/rate-limits.js';
 import { locals } from './request-context.js';
 
@@ -9,12 +9,16 @@ import { locals } from './request-context.js';
  * the caller's primary budget (`quota`; a GraphQL request its first point),
  * sends the headers, and refuses with 429 when the budget is spent.
  */
-export function rateLimited(quota: (res: Response) => Promise<Quota | null>, send: (res: Response, error: DomainError) => void) {
-  return async (_req: Request, res: Response, next: NextFunction) => {
-    const current = await quota(res);
-    for (const [name, value] of rateLimitHeaders(current)) res.setHeader(name, value);
-    if (current && !current.allowed) return send(res, refusal(current));
-    next();
+export function rateLimited(quota: (res: Response) => Charge, send: (res: Response, error: DomainError) => void) {
+  return (_req: Request, res: Response, next: NextFunction) => {
+    const judge = (current: Quota | null) => {
+      for (const [name, value] of rateLimitHeaders(current)) res.setHeader(name, value);
+      if (current && !current.allowed) return send(res, refusal(current));
+      next();
+    };
+    const charged = quota(res);
+    // A promise is returned to Express, which passes its failure on as an error.
+    return charged instanceof Promise ? charged.then(judge) : judge(charged);
   };
 }
 

@@ -1,7 +1,7 @@
 import type { RateLimitSettings } from '../config.js';
 import { DomainError } from '../errors/domain-error.js';
 import type { Principal } from '../principal.js';
-import type { Budget, Quota, RateLimiter } from './rate-limiter.js';
+import type { Budget, Charge, Quota, RateLimiter } from './rate-limiter.js';
 
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
@@ -33,7 +33,7 @@ export class RateLimits {
   }
 
   /** One REST request. */
-  request(viewer: Principal): Promise<Quota | null> {
+  request(viewer: Principal): Charge {
     return this.limiter.take(this.core, viewer.userId);
   }
 
@@ -43,7 +43,7 @@ export class RateLimits {
    * work the service did all the same; an operation that runs pays the rest of its cost once costed,
    * and one refused for the budget gets them back (`operation`).
    */
-  arrival(viewer: Principal): Promise<Quota | null> {
+  arrival(viewer: Principal): Charge {
     return this.limiter.take(this.core, viewer.userId, ARRIVAL_POINTS);
   }
 
@@ -51,7 +51,7 @@ export class RateLimits {
    * The operation of a GraphQL request that paid on `arrival`, estimated at `cost`: charges the rest
    * of its points, or refuses it and gives the arrival's back (a refusal for the budget costs nothing).
    */
-  operation(viewer: Principal, cost: number): Promise<Quota | null> {
+  operation(viewer: Principal, cost: number): Charge {
     const points = Math.max(ARRIVAL_POINTS, Math.ceil(cost / COST_PER_POINT));
     return this.limiter.take(this.core, viewer.userId, points - ARRIVAL_POINTS, ARRIVAL_POINTS);
   }
@@ -68,7 +68,7 @@ export class RateLimits {
   }
 
   /** An anonymous git fetch from `address`. */
-  anonymousFetch(address: string): Promise<Quota | null> {
+  anonymousFetch(address: string): Charge {
     return this.limiter.take(this.anonymousFetches, address);
   }
 }
