@@ -366,3 +366,35 @@ test("a comment's event carries the issue or pull request with its labels and as
   });
   expect(onPull.payload.pull_request).toMatchObject({ number: pull, labels: [{ name: 'bug' }] });
 });
+
+/**
+ * A list page reads its items' labels and assignees with the page itself (one statement), where an
+ * issue alone reads them by a statement of theirs: both must answer the same, whichever of the two
+ * the page shows, directly or through a fragment.
+ */
+test("an issues page shows each issue's labels and assignees as the issue alone does", async () => {
+  const PARTS = `labels { id name color description } assignees { id login }`;
+  const ask = async (query: string) => {
+    const result = await frontend().query(gql(query), { id: repo.id, number: issue }, { requestPolicy: 'network-only' }).toPromise();
+    expect(result.error).toBeUndefined();
+    return result.data.repository;
+  };
+  const alone = (await ask(`query($id: ID!, $number: Int!) { repository(id: $id) { issue(number: $number) { ${PARTS} } } }`)).issue;
+  expect(alone.labels).toContainEqual(expect.objectContaining({ name: 'bug', description: 'Something is wrong' }));
+  expect(alone.assignees).toContainEqual({ id: dev.userId, login: dev.login });
+  const shown = (repository: { issues: { nodes: Array<{ number: number }> } }) =>
+    repository.issues.nodes.find((node) => node.number === issue);
+
+  const both = await ask(`query($id: ID!) { repository(id: $id) { issues(state: ALL) { nodes { number ${PARTS} } } } }`);
+  expect(shown(both)).toEqual({ number: issue, ...alone });
+  const throughFragment = await ask(
+    `query($id: ID!) { repository(id: $id) { issues(state: ALL) { ...Page } } } fragment Page on IssueConnection { nodes { number ... on Issue { ${PARTS} } } }`,
+  );
+  expect(shown(throughFragment)).toEqual({ number: issue, ...alone });
+  const assigneesOnly = await ask(
+    `query($id: ID!) { repository(id: $id) { issues(state: ALL) { nodes { number assignees { id login } } } } }`,
+  );
+  expect(shown(assigneesOnly)).toEqual({ number: issue, assignees: alone.assignees });
+  const labelsOnly = await ask(`query($id: ID!) { repository(id: $id) { issues(state: ALL) { nodes { number labels { name } } } } }`);
+  expect(shown(labelsOnly)).toEqual({ number: issue, labels: alone.labels.map(({ name }: { name: string }) => ({ name })) });
+});

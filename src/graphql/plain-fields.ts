@@ -44,6 +44,6 @@ export function resolvePlainFieldsByReading(options: Pick<BuildSchemaOptions, 'g
   }
 }
 
-function isGetter(target: Function, name: string): boolean {
+function isGetter(target: { prototype: object }, name: string): boolean {
   return typeof Object.getOwnPropertyDescriptor(target.prototype, name)?.get === 'function';
 }
