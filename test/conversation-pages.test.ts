@@ -368,9 +368,9 @@ test("a comment's event carries the issue or pull request with its labels and as
 });
 
 /**
- * A list page reads its items' labels and assignees with the page itself (one statement), where an
- * issue alone reads them by a statement of theirs: both must answer the same, whichever of the two
- * the page shows, directly or through a fragment.
+ * A list page reads the labels (and the assignees) of all its items in one statement, batched from
+ * the fields of each, where an issue alone reads its own: both must answer the same, whichever of
+ * the two the page shows, directly or through a fragment.
  */
 test("an issues page shows each issue's labels and assignees as the issue alone does", async () => {
   const PARTS = `labels { id name color description } assignees { id login }`;
