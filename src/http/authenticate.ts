@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { DomainError } from '../errors/domain-error.js';
 import type { Principal } from '../principal.js';
 import { locals } from './request-context.js';
+import { whenReady } from './when-ready.js';
 
 /**
  * Turns an `Authorization` header into the caller, or null when it names no valid token: at once
@@ -26,9 +27,7 @@ export function requireToken(authenticate: Authenticate, send: (res: Response, e
       locals(res).viewer = viewer;
       next();
     };
-    const viewer = header ? authenticate(header) : null;
-    // A promise is returned to Express, which passes its failure on as an error.
-    return viewer instanceof Promise ? viewer.then(admit) : admit(viewer);
+    return whenReady(header ? authenticate(header) : null, admit);
   };
 }
 

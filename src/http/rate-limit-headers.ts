@@ -3,6 +3,7 @@ import type { DomainError } from '../errors/domain-error.js';
 import type { Charge, Quota } from '../ratelimit/rate-limiter.js';
 import { rateLimitHeaders, refusal } from '../ratelimit/rate-limits.js';
 import { locals } from './request-context.js';
+import { whenReady } from './when-ready.js';
 
 /**
  * After authentication, before anything else is read: charges the request to
@@ -16,9 +17,7 @@ export function rateLimited(quota: (res: Response) => Charge, send: (res: Respon
       if (current && !current.allowed) return send(res, refusal(current));
       next();
     };
-    const charged = quota(res);
-    // A promise is returned to Express, which passes its failure on as an error.
-    return charged instanceof Promise ? charged.then(judge) : judge(charged);
+    return whenReady(quota(res), judge);
   };
 }
 

@@ -37,10 +37,8 @@ interface Counter {
   writing: number;
   /** Counted here since. */
   pending: number;
-  /** The first read of the window's total (once per subject, window and process). */
-  loaded: Promise<void>;
-  /** Whether `loaded` has settled: then a charge needs no wait. */
-  ready: boolean;
+  /** The first read of the window's total (once per subject, window and process); null once done. */
+  loading: Promise<void> | null;
 }
 
 /** What a subject has used of its window, as this process knows it. */
@@ -96,7 +94,7 @@ export class RateLimiter {
     const counter = this.counter(budget, subject, now);
     // Once the window's total is read (every request but a subject's first in a window), the
     // charge is answered at once: no promise, no turn of the event loop on the request path.
-    if (!counter.ready) return counter.loaded.then(() => this.charge(budget, counter, cost, paid));
+    if (counter.loading) return counter.loading.then(() => this.charge(budget, counter, cost, paid));
     return this.charge(budget, counter, cost, paid);
   }
 
@@ -132,9 +130,9 @@ export class RateLimiter {
     if (!counter) {
       const fresh: Counter = {
         ...{ bucket, windowStart, windowMs: budget.windowMs, limit: budget.limit },
-        ...{ known: 0, writing: 0, pending: 0, loaded: Promise.resolve(), ready: false },
+        ...{ known: 0, writing: 0, pending: 0, loading: null },
       };
-      fresh.loaded = this.load(fresh).then(() => void (fresh.ready = true));
+      fresh.loading = this.load(fresh).then(() => void (fresh.loading = null));
       this.counters.set(key, (counter = fresh));
     }
     return counter;
