@@ -370,10 +370,12 @@ test("a comment's event carries the issue or pull request with its labels and as
 /**
  * A list page reads the labels (and the assignees) of all its items in one statement, batched from
  * the fields of each, where an issue alone reads its own: both must answer the same, whichever of
- * the two the page shows, directly or through a fragment.
+ * the two the page shows, directly or through a fragment. So must the fields the entity computes
+ * with getters: the page's issues are mapped from rows, the issue alone is loaded by the ORM.
  */
 test("an issues page shows each issue's labels and assignees as the issue alone does", async () => {
-  const PARTS = `labels { id name color description } assignees { id login }`;
+  // commentCount and repositoryId are getters of the entity, read as plain properties (plain-fields.ts).
+  const PARTS = `labels { id name color description } assignees { id login } commentCount repositoryId`;
   const ask = async (query: string) => {
     const result = await frontend().query(gql(query), { id: repo.id, number: issue }, { requestPolicy: 'network-only' }).toPromise();
     expect(result.error).toBeUndefined();
@@ -382,6 +384,8 @@ test("an issues page shows each issue's labels and assignees as the issue alone 
   const alone = (await ask(`query($id: ID!, $number: Int!) { repository(id: $id) { issue(number: $number) { ${PARTS} } } }`)).issue;
   expect(alone.labels).toContainEqual(expect.objectContaining({ name: 'bug', description: 'Something is wrong' }));
   expect(alone.assignees).toContainEqual({ id: dev.userId, login: dev.login });
+  expect(alone.repositoryId).toBe(repo.id);
+  expect(alone.commentCount).toBeGreaterThanOrEqual(2); // and more, from the tests before
   const shown = (repository: { issues: { nodes: Array<{ number: number }> } }) =>
     repository.issues.nodes.find((node) => node.number === issue);
 
