@@ -10,5 +10,11 @@
  */
 import { runService } from '../src/run.js';
 
+// `npm start` tunes the C allocator for this process (docs/development.md, memory): mapping every
+// block of 32 KB or more on its own suits a heap that grows and shrinks with load, not the git and
+// PostgreSQL processes the service starts, which inherit its environment. glibc read the setting
+// when this process started; the children get their allocator's defaults.
+delete process.env.MALLOC_MMAP_THRESHOLD_;
+
 // The facade (and with it the core's modules) loads only once the configuration is known to be good.
 await runService(async () => (await import('./index.js')).restSurface);
