@@ -6,7 +6,7 @@
  *
  * No compile cache (`module.enableCompileCache()`): it took about 70 ms off a 0.8 s start, but
  * Node keeps every cache file it read in memory for the life of the process, about 8 MB of a
- * service that idles at about 112 MB (docs/development.md, memory).
+ * service that idles at about 100 MB (docs/development.md, memory).
  */
 import { runService } from '../src/run.js';
 

@@ -58,6 +58,7 @@ import { ReviewComments } from './pulls/line-comments/review-comments.service.js
 import { RateLimiter } from './ratelimit/rate-limiter.js';
 import { chargeOperations, RateLimits } from './ratelimit/rate-limits.js';
 import { startAgenda } from './jobs/agenda.js';
+import { optimizeOnceBusy } from './memory/deferred-optimization.js';
 import { compactWhenIdle } from './memory/idle-compaction.js';
 import type { Logger } from './logger.js';
 import { Repositories } from './repositories/repository.service.js';
@@ -345,6 +346,8 @@ async function serveHttp(
   log.info({ port: typeof address === 'object' && address ? address.port : config.port, baseUrl: config.baseUrl }, 'Cairn is listening');
   const compaction = compactWhenIdle(log);
   cleanups.push('idle compaction', async () => compaction.stop());
+  const optimization = optimizeOnceBusy(log);
+  cleanups.push('deferred optimization', async () => optimization.stop());
   return server;
 }
 

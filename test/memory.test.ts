@@ -6,8 +6,8 @@ import { CairnServer } from './support/server.js';
 
 /**
  * The service gives memory back once it goes quiet: after start-up, and after a load that grew its
- * heap. Measured from outside, as an operator would: the process's resident memory in /proc, and
- * the log line each compaction writes.
+ * heap; and it leaves V8's optimizing compilers idle until it has load. Measured from outside, as an
+ * operator would: the process's resident memory in /proc, and the log lines the service writes.
  */
 
 let server: CairnServer;
@@ -20,6 +20,7 @@ afterAll(async () => {
 });
 
 const GIVEN_BACK = 'memory given back while idle';
+const COMPILERS_ON = 'optimizing compilers on: the service has load';
 
 /** Compactions the process has logged in its life (the kept output is only its tail: a load logs a lot). */
 const compactions = () => server.logCount(GIVEN_BACK);
@@ -32,6 +33,8 @@ async function rssMb(): Promise<number> {
 test('start-up garbage goes back once the service is quiet, and so does what a load grew', async () => {
   await eventually(async () => compactions() >= 1, 15_000, 'the compaction after start-up');
   expect(compactions()).toBe(1);
+  // Start-up, the readiness probes and the compaction are not load: nothing has been optimized.
+  expect(server.logCount(COMPILERS_ON)).toBe(0);
   const [first] = server.logs().filter((line) => line.msg === GIVEN_BACK) as Array<{ rssBeforeMb: number; rssAfterMb: number }>;
   expect(first!.rssAfterMb).toBeLessThan(first!.rssBeforeMb);
 
@@ -44,6 +47,7 @@ test('start-up garbage goes back once the service is quiet, and so does what a l
     duration: 4,
   });
   expect(load.non2xx).toBe(0);
+  expect(server.logCount(COMPILERS_ON)).toBe(1);
   const loaded = await rssMb();
 
   await eventually(async () => compactions() >= 2, 20_000, 'the compaction after the load');
