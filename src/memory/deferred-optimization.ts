@@ -1,13 +1,16 @@
 import { setFlagsFromString } from 'node:v8';
 import type { Logger } from '../logger.js';
+import { watchEventLoopLoad } from './event-loop-load.js';
 
 /** How often the event loop's recent load is looked at: a burst of work is seen within this. */
 const CHECK_EVERY_MS = 250;
 /**
  * Above this share of the last interval spent working, the service has load. Quiet, it works under
- * 3% of the time (timers, readiness probes); a memory-reducing collection once idle takes up to a quarter.
+ * 3% of the time (timers, readiness probes); its own memory-reducing collection is not counted.
  */
 const BUSY_UTILIZATION = 0.5;
+/** The filters `npm start` sets: each compiler compiles no function at all. */
+const NO_FUNCTION = ['--maglev-filter=-*', '--turbo-filter=-*'];
 
 /**
  * Lets V8's optimizing compilers (Maglev, then TurboFan) work once the service has load. `npm start`
@@ -18,21 +21,17 @@ const BUSY_UTILIZATION = 0.5;
  * The first quarter second with load lets them compile every function again, for good: the code
  * that serves requests is optimized as it gets hot, in the background as always. (Filters, not
  * `--no-maglev`: Maglev switched on after start-up would compile on the main thread, V8 setting up
- * its background compilation only when it starts enabled.) Started without the filters, this
- * changes nothing.
+ * its background compilation only when it starts enabled.) Started without those filters, the
+ * service leaves V8's settings as they are.
  */
 export function optimizeOnceBusy(log: Logger): { stop: () => void } {
-  let last = performance.eventLoopUtilization();
-  const timer = setInterval(() => {
-    const now = performance.eventLoopUtilization();
-    const utilization = performance.eventLoopUtilization(now, last).utilization;
-    last = now;
+  const filtered = NO_FUNCTION.filter((flag) => process.execArgv.includes(flag));
+  if (filtered.length === 0) return { stop: () => undefined };
+  const watch = watchEventLoopLoad(CHECK_EVERY_MS, (utilization) => {
     if (utilization <= BUSY_UTILIZATION) return;
-    clearInterval(timer);
-    setFlagsFromString('--maglev-filter=*');
-    setFlagsFromString('--turbo-filter=*');
+    watch.stop();
+    for (const flag of filtered) setFlagsFromString(flag.replace('=-*', '=*'));
     log.info('optimizing compilers on: the service has load');
-  }, CHECK_EVERY_MS);
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
+  });
+  return watch;
 }

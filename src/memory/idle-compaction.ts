@@ -1,6 +1,7 @@
 import { setFlagsFromString, getHeapStatistics } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Logger } from '../logger.js';
+import { asOwnPause, watchEventLoopLoad } from './event-loop-load.js';
 
 /** How often the event loop's recent load is looked at. */
 const CHECK_EVERY_MS = 1_000;
@@ -18,7 +19,7 @@ type Gc = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' })
  * of load that grew the heap. V8 keeps the pages it has grown into — a young generation at its cap,
  * old-generation pages half full of start-up garbage — for as long as the process lives; its ordinary
  * collections free objects but not pages. A memory-reducing collection (the one V8 runs before it
- * declares the heap out of memory) compacts the heap and releases them: about 20 MB of ~140 MB after
+ * declares the heap out of memory) compacts the heap and releases them: about 20 MB of ~120 MB after
  * start-up, for a pause of about 100 ms, taken only once the event loop has been nearly idle (under
  * 2% busy) for two seconds, and not again until the heap has grown by WORTH_BYTES.
  *
@@ -28,33 +29,26 @@ type Gc = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' })
 export function compactWhenIdle(log: Logger): { stop: () => void } {
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as Gc;
-  let last = performance.eventLoopUtilization();
   let quiet = 0;
   let compactedAt = 0; // committed heap right after the last compaction; 0: start-up's garbage is still there
   // The largest committed heap seen since then: by the time the process is quiet, V8 may have shrunk
   // the heap itself while the pages it grew into stay resident.
   let peak = 0;
 
-  const timer = setInterval(() => {
-    const now = performance.eventLoopUtilization();
-    const utilization = performance.eventLoopUtilization(now, last).utilization;
-    last = now;
+  return watchEventLoopLoad(CHECK_EVERY_MS, (utilization) => {
     peak = Math.max(peak, getHeapStatistics().total_heap_size);
     quiet = utilization < QUIET_UTILIZATION ? quiet + 1 : 0;
     if (quiet < QUIET_CHECKS) return;
     if (compactedAt && peak < compactedAt + WORTH_BYTES) return;
     const rssBefore = process.memoryUsage.rss();
     const started = performance.now();
-    gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+    asOwnPause(() => gc({ type: 'major', execution: 'sync', flavor: 'last-resort' }));
     compactedAt = peak = getHeapStatistics().total_heap_size;
-    last = performance.eventLoopUtilization(); // the pause is ours, not load
     log.info(
       { ms: Math.round(performance.now() - started), rssBeforeMb: mb(rssBefore), rssAfterMb: mb(process.memoryUsage.rss()) },
       'memory given back while idle',
     );
-  }, CHECK_EVERY_MS);
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
+  });
 }
 
 function mb(bytes: number): number {
