@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { within } from './deadline.js';
-import type { Server as HttpServer } from 'node:http';
+import type { IncomingMessage, Server as HttpServer } from 'node:http';
 import { http } from './http/node-http.js';
 import type { Agenda } from 'agenda';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -35,6 +35,7 @@ import { startApollo } from './graphql/apollo.js';
 import type { GraphQLSchema } from 'graphql';
 import { createApp, type Mount } from './http/app.js';
 import { Metrics } from './http/metrics.js';
+import { isOperationsProbe } from './http/request-context.js';
 import { Issues } from './issues/issue.service.js';
 import type { DescribeSubject } from './conversations/comments/comment-subject.js';
 import { Comments } from './conversations/comments/comments.service.js';
@@ -348,6 +349,9 @@ async function serveHttp(
   cleanups.push('idle compaction', async () => compaction.stop());
   const optimization = optimizeOnceBusy(log);
   cleanups.push('deferred optimization', async () => optimization.stop());
+  server.on('request', (req: IncomingMessage) => {
+    if (!isOperationsProbe(req.url ?? '/')) optimization.served();
+  });
   return server;
 }
 

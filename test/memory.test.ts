@@ -20,7 +20,7 @@ afterAll(async () => {
 });
 
 const GIVEN_BACK = 'memory given back while idle';
-const COMPILERS_ON = 'optimizing compilers on: the service has load';
+const COMPILERS_ON = 'optimizing compilers on';
 
 /** Compactions the process has logged in its life (the kept output is only its tail: a load logs a lot). */
 const compactions = () => server.logCount(GIVEN_BACK);
@@ -37,11 +37,18 @@ test('start-up garbage goes back once the service is quiet, and so does what a l
   // once the intervals that saw the pause (250 ms each) are over.
   await new Promise((resolve) => setTimeout(resolve, 600));
   expect(server.logCount(COMPILERS_ON)).toBe(0);
+  // Nor are probes and scrapes, however many.
+  for (let i = 0; i < 30; i++) expect((await fetch(`${server.url}/${['healthz', 'readyz', 'metrics'][i % 3]}`)).status).toBe(200);
+  expect(server.logCount(COMPILERS_ON)).toBe(0);
   const [first] = server.logs().filter((line) => line.msg === GIVEN_BACK) as Array<{ rssBeforeMb: number; rssAfterMb: number }>;
   expect(first!.rssAfterMb).toBeLessThan(first!.rssBeforeMb);
 
   const admin = adminClient(server);
   const repo = (await admin.post('/repos', { name: 'memory', auto_init: true })).body as { id: string };
+  // Use at a light pace, one request at a time, switches them on by the 20th request.
+  for (let i = 0; i < 19; i++) expect((await admin.get(`/repos/${repo.id}`)).status).toBe(200);
+  await eventually(async () => server.logCount(COMPILERS_ON) === 1, 5_000, 'the optimizing compilers on');
+  expect(server.logs().find((line) => line.msg === COMPILERS_ON)).toMatchObject({ reason: 'requests' });
   const load = await autocannon({
     url: `${server.url}/repos/${repo.id}`,
     headers: { authorization: `Bearer ${server.adminToken}` },

@@ -59,6 +59,11 @@ function answerStatementCount(res: Response, sql: StatementTally): void {
   } as Response['writeHead'];
 }
 
+/** Whether a request is the platform checking on the service (health, readiness, metrics), not use of it. */
+export function isOperationsProbe(url: string): boolean {
+  return surfaceOf(url.split('?', 1)[0]!) === 'ops';
+}
+
 function surfaceOf(path: string): Surface {
   if (path === '/graphql') return 'graphql';
   if (/\/(info\/refs|git-upload-pack|git-receive-pack)$/.test(path)) return 'git';
