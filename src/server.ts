@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { within } from './deadline.js';
-import type { IncomingMessage, Server as HttpServer } from 'node:http';
+import type { Server as HttpServer } from 'node:http';
 import { http } from './http/node-http.js';
 import type { Agenda } from 'agenda';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -347,11 +347,8 @@ async function serveHttp(
   log.info({ port: typeof address === 'object' && address ? address.port : config.port, baseUrl: config.baseUrl }, 'Cairn is listening');
   const compaction = compactWhenIdle(log);
   cleanups.push('idle compaction', async () => compaction.stop());
-  const optimization = optimizeOnceBusy(log);
+  const optimization = optimizeOnceBusy(log, server, (req) => !isOperationsProbe(req.url ?? '/'));
   cleanups.push('deferred optimization', async () => optimization.stop());
-  server.on('request', (req: IncomingMessage) => {
-    if (!isOperationsProbe(req.url ?? '/')) optimization.served();
-  });
   return server;
 }
 

@@ -1,3 +1,4 @@
+import type { IncomingMessage, Server } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import type { Logger } from '../logger.js';
 import { watchEventLoopLoad } from './event-loop-load.js';
@@ -14,12 +15,6 @@ const NO_FUNCTION = ['--maglev-filter=-*', '--turbo-filter=-*'];
 /** Requests (not operations probes) after which the service is in use, however light the pace. */
 const REQUESTS_IN_USE = 20;
 
-export interface DeferredOptimization {
-  /** A request that is not an operations probe was served. */
-  served(): void;
-  stop(): void;
-}
-
 /**
  * Lets V8's optimizing compilers (Maglev, then TurboFan) work once the service is in use. `npm start`
  * starts the service with both filtered to no function at all (`--maglev-filter=-*
@@ -32,26 +27,27 @@ export interface DeferredOptimization {
  * liveness probes and metrics scrapes of an idle service do not count. (Filters, not `--no-maglev`:
  * Maglev switched on after start-up would compile on the main thread, V8 setting up its background
  * compilation only when it starts enabled.) Started without those filters, the service leaves V8's
- * settings as they are.
+ * settings as they are. Once on, nothing is left watching: no timer, no listener on the requests.
  */
-export function optimizeOnceBusy(log: Logger): DeferredOptimization {
+export function optimizeOnceBusy(log: Logger, server: Server, isUse: (req: IncomingMessage) => boolean): { stop: () => void } {
   const filtered = NO_FUNCTION.filter((flag) => process.execArgv.includes(flag));
-  if (filtered.length === 0) return { served: () => undefined, stop: () => undefined };
-  let on = false;
+  if (filtered.length === 0) return { stop: () => undefined };
   let requests = 0;
-  const switchOn = (reason: 'load' | 'requests') => {
-    on = true;
-    watch.stop();
-    for (const flag of filtered) setFlagsFromString(flag.replace('=-*', '=*'));
-    log.info({ reason }, 'optimizing compilers on');
+  const served = (req: IncomingMessage) => {
+    if (isUse(req) && ++requests >= REQUESTS_IN_USE) switchOn('requests');
   };
   const watch = watchEventLoopLoad(CHECK_EVERY_MS, (utilization) => {
     if (utilization > BUSY_UTILIZATION) switchOn('load');
   });
-  return {
-    served: () => {
-      if (!on && ++requests >= REQUESTS_IN_USE) switchOn('requests');
-    },
-    stop: () => watch.stop(),
+  const stop = () => {
+    watch.stop();
+    server.off('request', served);
   };
+  const switchOn = (reason: 'load' | 'requests') => {
+    stop();
+    for (const flag of filtered) setFlagsFromString(flag.replace('=-*', '=*'));
+    log.info({ reason }, 'optimizing compilers on');
+  };
+  server.on('request', served);
+  return { stop };
 }
